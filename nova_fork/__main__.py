@@ -1,0 +1,5 @@
+import sys
+
+from nova_fork import cmd
+
+sys.exit(cmd.main())

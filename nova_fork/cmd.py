@@ -1,0 +1,168 @@
+"""nova-fork: build, test and export the patched Nova fork."""
+
+import argparse
+import sys
+
+from nova_fork import build
+from nova_fork import check
+from nova_fork import config
+from nova_fork import errors
+from nova_fork import export
+from nova_fork import prove
+from nova_fork import runner
+from nova_fork import venv
+
+
+def build_cmd(args, root):
+    base = config.get_base(root, args.series)
+    print(build.build(base, pristine=args.pristine, without=args.without))
+    return 0
+
+
+def venv_cmd(args, root):
+    print(venv.ensure(config.get_base(root, args.series)))
+    return 0
+
+
+def lock_cmd(args, root):
+    base = config.get_base(root, args.series)
+    print(venv.lock(base, args.constraints))
+    return 0
+
+
+def test_cmd(args, root):
+    base = config.get_base(root, args.series)
+    tree = build.build(base, pristine=args.pristine, without=args.without)
+    stestr_args = args.stestr_args
+    if stestr_args and stestr_args[0] == '--':
+        stestr_args = stestr_args[1:]
+    code = runner.run(base, tree, stestr_args, path=args.path)
+    if code:
+        raise errors.TestFailure(
+            'tests failed in %s (exit %d); "nova-fork test %s -- last" '
+            'shows the run again' % (tree, code, args.series))
+    return 0
+
+
+def export_cmd(args, root):
+    print(export.export(config.get_base(root, args.series)))
+    return 0
+
+
+def check_cmd(args, root):
+    bases = config.load_bases(root)
+    if args.series:
+        base = config.get_base(root, args.series)
+    else:
+        base = check.pick_base(bases, args.version)
+    needs, lines = check.check(base, args.version)
+    print('\n'.join(lines))
+    return 0
+
+
+def _prove(args, root, problems_of):
+    base = config.get_base(root, args.series)
+    columns, rows = prove.table(base)
+    print(prove.render(columns, rows))
+    problems = problems_of(base, columns, rows)
+    for problem in problems:
+        print('problem: %s' % problem)
+    if problems:
+        raise errors.TestFailure('%s %s: %d problem(s), see above' % (
+            args.command, base.series, len(problems)))
+    print('%s %s: ok' % (args.command, base.series))
+    return 0
+
+
+def reproduce_cmd(args, root):
+    return _prove(args, root, lambda base, columns, rows:
+                  prove.reproduce_problems(base, rows))
+
+
+def mutants_cmd(args, root):
+    return _prove(args, root, prove.mutant_problems)
+
+
+def variant_options(parser):
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument('--pristine', action='store_true',
+                       help='the upstream release with only our new test '
+                            'files, none of the fixes')
+    group.add_argument('--without', type=int, metavar='N',
+                       help='leave commit N of the series out')
+
+
+def make_parser():
+    parser = argparse.ArgumentParser(
+        prog='nova-fork', description=__doc__.split('\n')[0])
+    sub = parser.add_subparsers(dest='command', metavar='COMMAND')
+    sub.required = True
+
+    p = sub.add_parser('build', help='fetch, verify and materialize a tree; '
+                       'print its path')
+    p.add_argument('series')
+    variant_options(p)
+    p.set_defaults(func=build_cmd)
+
+    p = sub.add_parser('venv', help='build or reuse the test venv from the '
+                       'lock file; print its python')
+    p.add_argument('series')
+    p.set_defaults(func=venv_cmd)
+
+    p = sub.add_parser('lock', help='resolve the test dependencies and write '
+                       'the lock file')
+    p.add_argument('series')
+    p.add_argument('--constraints', required=True, metavar='FILE',
+                   help="upstream's upper-constraints for the series")
+    p.set_defaults(func=lock_cmd)
+
+    p = sub.add_parser('test', help='run stestr in a tree with its venv')
+    p.add_argument('series')
+    variant_options(p)
+    p.add_argument('--path', choices=sorted(runner.PATHS),
+                   default='functional',
+                   help='the test path stestr discovers (default: '
+                        'functional)')
+    p.add_argument('stestr_args', nargs=argparse.REMAINDER,
+                   help='after --: stestr arguments, e.g. a test regex')
+    p.set_defaults(func=test_cmd)
+
+    p = sub.add_parser('export', help='write the series as format-patch '
+                       'files to dist/SERIES/')
+    p.add_argument('series')
+    p.set_defaults(func=export_cmd)
+
+    p = sub.add_parser('check', help='say whether a nova release already '
+                       'has the fix')
+    p.add_argument('version')
+    p.add_argument('--series', help='whose patches to try (default: the '
+                   'series of the same major release, else the newest)')
+    p.set_defaults(func=check_cmd)
+
+    p = sub.add_parser('reproduce', help='show that the regression tests '
+                       'fail on the pristine base for the bug')
+    p.add_argument('series')
+    p.set_defaults(func=reproduce_cmd)
+
+    p = sub.add_parser('mutants', help='show that leaving out each fix makes '
+                       'a regression test fail')
+    p.add_argument('series')
+    p.set_defaults(func=mutants_cmd)
+    return parser
+
+
+def main(argv=None):
+    args = make_parser().parse_args(argv)
+    try:
+        root = config.find_root()
+        return args.func(args, root)
+    except errors.ForkError as exc:
+        print('nova-fork: error: %s' % exc, file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print('nova-fork: interrupted', file=sys.stderr)
+        return 130
+
+
+if __name__ == '__main__':
+    sys.exit(main())

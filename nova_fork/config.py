@@ -1,0 +1,145 @@
+"""The pinned bases (bases.ini) and their patch series (series files)."""
+
+import configparser
+import dataclasses
+import os
+import pathlib
+
+from nova_fork import errors
+
+BASES_FILE = 'bases.ini'
+
+
+@dataclasses.dataclass(frozen=True)
+class Commit:
+    """One entry of a series: a patch, or a message for plain new files."""
+
+    number: int
+    name: str
+    path: pathlib.Path
+    files: tuple
+
+    @property
+    def is_patch(self):
+        return self.name.endswith('.patch')
+
+    @property
+    def is_fix(self):
+        """True when the commit changes upstream code (a patch)."""
+        return self.is_patch
+
+
+@dataclasses.dataclass(frozen=True)
+class Base:
+    series: str
+    nova: str
+    sha256: str
+    python: str
+    placement: str
+    lock: pathlib.Path
+    patches: pathlib.Path
+    regression: str
+    affected: str
+    tests: tuple
+    root: pathlib.Path
+
+    @property
+    def sdist_name(self):
+        return 'nova-%s.tar.gz' % self.nova
+
+    def commits(self):
+        return read_series(self.patches / 'series', self.root)
+
+
+def find_root(start=None):
+    """Return the project folder: the nearest one holding bases.ini."""
+    env = os.environ.get('NOVA_FORK_ROOT')
+    if env:
+        return pathlib.Path(env).resolve()
+    here = pathlib.Path(start or os.getcwd()).resolve()
+    for folder in [here] + list(here.parents):
+        if (folder / BASES_FILE).is_file():
+            return folder
+    raise errors.UsageError(
+        'no %s found in %s or above; run nova-fork from a checkout of the '
+        'fork project or set NOVA_FORK_ROOT' % (BASES_FILE, here))
+
+
+def load_bases(root):
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(root / BASES_FILE)
+    bases = {}
+    for series in parser.sections():
+        sec = parser[series]
+        try:
+            bases[series] = Base(
+                series=series,
+                nova=sec['nova'],
+                sha256=sec['sha256'].lower(),
+                python=sec['python'],
+                placement=sec['placement'],
+                lock=root / sec['lock'],
+                patches=root / sec['patches'],
+                regression=sec['regression'],
+                affected=sec.get('affected', ''),
+                tests=tuple(sec.get('tests', '').split()),
+                root=root,
+            )
+        except KeyError as exc:
+            raise errors.UsageError(
+                '%s: series %s has no %s option' % (
+                    root / BASES_FILE, series, exc.args[0]))
+    return bases
+
+
+def get_base(root, series):
+    bases = load_bases(root)
+    if series not in bases:
+        raise errors.UnknownSeries(
+            'unknown series %r; known series: %s (see %s)' % (
+                series, ', '.join(sorted(bases)) or 'none', BASES_FILE))
+    return bases[series]
+
+
+def parse_series(text):
+    """Parse a series file into (name, files) pairs.
+
+    One commit a line, applied in order: a patch file name, or a ``.msg``
+    file holding the commit message for plain new files.  Paths after the
+    name are new files of the project, added to that commit.  Blank lines
+    and ``#`` comments are ignored.
+
+    >>> parse_series('# fixes\\n0001-a.patch\\n\\n0002-b.msg x.py y.py\\n')
+    [('0001-a.patch', ()), ('0002-b.msg', ('x.py', 'y.py'))]
+    """
+    entries = []
+    for line in text.splitlines():
+        line = line.split('#', 1)[0].strip()
+        if line:
+            name, *files = line.split()
+            entries.append((name, tuple(files)))
+    return entries
+
+
+def read_series(path, root):
+    if not path.is_file():
+        raise errors.UsageError(
+            'no series file at %s: list the patches there, one a line' % path)
+    commits = []
+    for number, (name, files) in enumerate(
+            parse_series(path.read_text()), start=1):
+        if not (name.endswith('.patch') or name.endswith('.msg')):
+            raise errors.UsageError(
+                '%s: entry %d (%s) is neither a .patch nor a .msg file' % (
+                    path, number, name))
+        if not name.endswith('.patch') and not files:
+            raise errors.UsageError(
+                '%s: entry %d (%s) is a message with no files' % (
+                    path, number, name))
+        for item in [path.parent / name] + [root / f for f in files]:
+            if not item.is_file():
+                raise errors.UsageError(
+                    '%s: entry %d names %s, which does not exist' % (
+                        path, number, item))
+        commits.append(Commit(number, name, path.parent / name, files))
+    return commits

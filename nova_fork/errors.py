@@ -1,0 +1,39 @@
+"""Errors that end a command with one line for a person to act on."""
+
+
+class ForkError(Exception):
+    """Base of every error the tool reports without a traceback.
+
+    The message says what went wrong and, where there is one, what to do
+    next.  ``main`` prints it on one line and exits with ``exit_code``.
+    """
+
+    exit_code = 1
+
+
+class UsageError(ForkError):
+    exit_code = 2
+
+
+class UnknownSeries(UsageError):
+    pass
+
+
+class FetchError(ForkError):
+    exit_code = 3
+
+
+class HashMismatch(ForkError):
+    exit_code = 4
+
+
+class PatchError(ForkError):
+    exit_code = 5
+
+
+class AlreadyFixed(ForkError):
+    exit_code = 6
+
+
+class TestFailure(ForkError):
+    exit_code = 7

@@ -1,0 +1,140 @@
+"""Prove that the regression tests catch the bug.
+
+The regression module is run on the pristine base (import plus the test
+commit), on the fork, and on the fork without each fix commit in turn.
+Results are cached by tree commit id and lock file, which are reproducible,
+so a second command reuses what the first one ran.
+"""
+
+import hashlib
+import json
+import pathlib
+import re
+import subprocess
+
+from nova_fork import build
+from nova_fork import runner
+from nova_fork import venv
+
+PASS = 'pass'
+SUMMARY_SCRIPT = pathlib.Path(__file__).with_name('subunit2json.py')
+ASSERTION_RE = re.compile(r'(AssertionError|MismatchError)')
+
+
+def classify(record):
+    """One word for one test's outcome, and whether it is the bug's."""
+    status, reason = record['status'], record['reason']
+    if status == 'success':
+        return PASS
+    if status == 'skip':
+        return 'skip'
+    if ASSERTION_RE.search(reason):
+        if 'already in use' in reason:
+            return 'FAIL (in use)'
+        if 'PCI device' in reason:
+            return 'FAIL (devices)'
+    lines = [s.strip() for s in reason.splitlines() if s.strip()]
+    return 'ERROR (%s)' % (lines[-1][:60] if lines else status)
+
+
+def is_bug_failure(outcome):
+    return outcome.startswith('FAIL (')
+
+
+def variants(base):
+    """Column name and build arguments, in table order."""
+    columns = [('pristine', {'pristine': True}), ('fork', {})]
+    for commit in base.commits():
+        if commit.is_fix:
+            columns.append(('without %d' % commit.number,
+                            {'without': commit.number}))
+    return columns
+
+
+def results(base, **kwargs):
+    """{test id: record} of the regression module on one tree."""
+    tree = build.build(base, **kwargs)
+    head = build.gitutils.out(tree, 'rev-parse', 'HEAD')
+    key = hashlib.sha256((head + base.lock.read_text()).encode()).hexdigest()
+    cache = build.build_dir(base.root) / 'results' / ('%s.json' % key[:20])
+    if cache.is_file():
+        return json.loads(cache.read_text())
+    python = venv.ensure(base)
+    proc = runner.stestr(base, tree,
+                         ['run', '--subunit', base.regression],
+                         stdout=subprocess.PIPE)
+    summary = subprocess.run(
+        [str(python), str(SUMMARY_SCRIPT)], input=proc.stdout,
+        stdout=subprocess.PIPE, check=True)
+    records = {}
+    for line in summary.stdout.decode().splitlines():
+        record = json.loads(line)
+        records[record['id']] = record
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(records, indent=1, sort_keys=True))
+    return records
+
+
+def table(base):
+    """Run every column; return (columns, {short id: {column: outcome}})."""
+    columns = variants(base)
+    prefix = base.regression + '.'
+    rows = {}
+    for name, kwargs in columns:
+        for test_id, record in results(base, **kwargs).items():
+            short = test_id[len(prefix):] if test_id.startswith(prefix) \
+                else test_id
+            rows.setdefault(short, {})[name] = (test_id, classify(record),
+                                                record['duration'])
+    return [name for name, _ in columns], rows
+
+
+def render(columns, rows):
+    """An RST simple table: scenario by column."""
+    header = ['scenario'] + columns
+    body = [[short] + [rows[short].get(c, (None, '-', None))[1]
+                       for c in columns] for short in sorted(rows)]
+    widths = [max(len(r[i]) for r in [header] + body)
+              for i in range(len(header))]
+    rule = '  '.join('=' * w for w in widths)
+    fmt = '  '.join('%%-%ds' % w for w in widths)
+    lines = [rule, fmt % tuple(header), rule]
+    lines += [(fmt % tuple(r)).rstrip() for r in body]
+    lines.append(rule)
+    return '\n'.join(lines)
+
+
+def reproduce_problems(base, rows):
+    affected = re.compile(base.affected)
+    problems = []
+    hits = 0
+    for short, cells in sorted(rows.items()):
+        test_id, pristine, _ = cells.get('pristine', (short, '-', None))
+        if affected.search(test_id):
+            hits += 1
+            if not is_bug_failure(pristine):
+                problems.append('%s: on the pristine base it should fail for '
+                                'the bug\'s reason, it gave %s' % (
+                                    short, pristine))
+        fork = cells.get('fork', (None, '-', None))[1]
+        if fork != PASS:
+            problems.append('%s: on the fork it gave %s' % (short, fork))
+    if not hits:
+        problems.append('no regression test matched %r' % base.affected)
+    return problems
+
+
+def mutant_problems(base, columns, rows):
+    problems = []
+    for column in columns:
+        if not column.startswith('without'):
+            continue
+        failing = [s for s, cells in rows.items()
+                   if cells.get(column, (None, '-', None))[1] != PASS]
+        if not failing:
+            problems.append('the fork %s passes every regression test: '
+                            'that fix is not covered' % column)
+    for short, cells in sorted(rows.items()):
+        if cells.get('fork', (None, '-', None))[1] != PASS:
+            problems.append('%s fails on the fork' % short)
+    return problems

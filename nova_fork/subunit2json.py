@@ -1,0 +1,41 @@
+"""Summarize a subunit v2 stream: one JSON object a line, one per test.
+
+Run by the base's venv python (any Python that has python-subunit and
+testtools, 2.7 included), reading the stream on stdin.  It is a script, not
+part of the tool's import graph.
+"""
+
+import json
+import sys
+
+import subunit
+import testtools
+
+
+def _emit(test):
+    if '.' not in test['id']:
+        return
+    reason = u''
+    for name in ('reason', 'traceback'):
+        if name in test['details']:
+            reason += u''.join(test['details'][name].iter_text())
+    start, stop = (test['timestamps'] + [None, None])[:2]
+    duration = (stop - start).total_seconds() if start and stop else None
+    sys.stdout.write(json.dumps({
+        'id': test['id'], 'status': test['status'], 'reason': reason,
+        'duration': duration}) + '\n')
+
+
+def main():
+    stdin = getattr(sys.stdin, 'buffer', sys.stdin)
+    stream = subunit.ByteStreamToStreamResult(stdin, non_subunit_name='out')
+    result = testtools.StreamToDict(_emit)
+    result.startTestRun()
+    try:
+        stream.run(result)
+    finally:
+        result.stopTestRun()
+
+
+if __name__ == '__main__':
+    main()
