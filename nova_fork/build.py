@@ -91,8 +91,7 @@ def add_files(tree, root, files):
 def apply_commit(tree, base, commit):
     """Apply one series entry as one commit of the tree."""
     if commit.is_patch:
-        proc = gitutils.git(tree, 'am', '-q', '--committer-date-is-author-date',
-                            str(commit.path), check=False)
+        proc = gitutils.git(tree, 'am', '-q', str(commit.path), check=False)
         if proc.returncode:
             gitutils.git(tree, 'am', '--abort', check=False)
             verdict, _ = _classify_quietly(tree, commit)

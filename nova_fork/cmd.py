@@ -44,6 +44,15 @@ def test_cmd(args, root):
     return 0
 
 
+def lint_cmd(args, root):
+    base = config.get_base(root, args.series)
+    tree = build.build(base)
+    if runner.lint(base, tree):
+        raise errors.TestFailure('flake8 found problems in what the fork '
+                                 'adds under nova/ (see above)')
+    return 0
+
+
 def export_cmd(args, root):
     print(export.export(config.get_base(root, args.series)))
     return 0
@@ -126,6 +135,11 @@ def make_parser():
     p.add_argument('stestr_args', nargs=argparse.REMAINDER,
                    help='after --: stestr arguments, e.g. a test regex')
     p.set_defaults(func=test_cmd)
+
+    p = sub.add_parser('lint', help="flake8 with nova's configuration and "
+                       'local checks over what the fork adds under nova/')
+    p.add_argument('series')
+    p.set_defaults(func=lint_cmd)
 
     p = sub.add_parser('export', help='write the series as format-patch '
                        'files to dist/SERIES/')

@@ -3,12 +3,15 @@
 import os
 import subprocess
 
+from nova_fork import detect
 from nova_fork import venv
 
 PATHS = {
     'functional': './nova/tests/functional',
     'unit': './nova/tests/unit',
 }
+
+STESTR_VERBS = ('run', 'last', 'failing', 'list', 'slowest', 'load')
 
 
 def environ():
@@ -33,9 +36,27 @@ def stestr(base, tree, args, path='functional', stdout=None):
 def run(base, tree, stestr_args=(), path='functional'):
     """``stestr run``: the base's default selection unless args are given."""
     args = list(stestr_args)
-    if not args:
-        args = ['run'] + ['|'.join(base.tests)] if path == 'functional' \
-            else ['run']
-    elif args[0] not in ('run', 'last', 'failing', 'list', 'slowest'):
+    if not args and path == 'functional':
+        args = ['|'.join(base.tests)]
+    if not args or args[0] not in STESTR_VERBS:
         args = ['run'] + args
     return stestr(base, tree, args, path=path).returncode
+
+
+def our_python_files(base):
+    """What the fork adds or changes under nova/: new files and patched."""
+    files = set()
+    for commit in base.commits():
+        files.update(f for f in commit.files if f.endswith('.py'))
+        if commit.is_patch:
+            files.update(f for f in detect.patch_files(commit.path.read_text())
+                         if f.endswith('.py'))
+    return sorted(f for f in files if f.startswith('nova/'))
+
+
+def lint(base, tree):
+    """flake8 with the tree's own configuration and nova's local checks."""
+    python = venv.ensure(base)
+    files = our_python_files(base)
+    return subprocess.run([str(python), '-m', 'flake8'] + files, cwd=tree,
+                          env=environ()).returncode

@@ -1,0 +1,134 @@
+"""A tiny fake project: a fake nova sdist, bases.ini and a patch series."""
+
+import hashlib
+import io
+import os
+import pathlib
+import subprocess
+import tarfile
+import textwrap
+
+import fixtures
+
+CLAIMS = textwrap.dedent('''\
+    class Claim(object):
+        def __init__(self, instance):
+            self.instance = instance.obj_clone()
+
+        def abort(self):
+            self.tracker.abort(self.instance)
+    ''')
+
+FIXED_CLAIMS = CLAIMS.replace(
+    'self.instance = instance.obj_clone()',
+    'self.instance = instance.obj_clone()\n        self._ref = instance',
+).replace('abort(self.instance)', 'abort(self._ref)')
+
+MANAGER = textwrap.dedent('''\
+    def free(devs, instance):
+        for dev in devs:
+            _free_device(dev)
+    ''')
+
+FIXED_MANAGER = MANAGER.replace('_free_device(dev)',
+                                '_free_device(dev, instance)')
+
+
+def make_sdist(path, version, files):
+    """Write nova-VERSION.tar.gz with files under nova-VERSION/."""
+    with tarfile.open(path, 'w:gz') as tar:
+        for name, text in sorted(files.items()):
+            data = text.encode()
+            info = tarfile.TarInfo('nova-%s/%s' % (version, name))
+            info.size = len(data)
+            info.mtime = 0
+            tar.addfile(info, io.BytesIO(data))
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+def git(cwd, *args):
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM='1',
+               GIT_CONFIG_GLOBAL=os.devnull,
+               GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@example.org',
+               GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@example.org',
+               GIT_AUTHOR_DATE='2020-01-01T00:00:00+0000',
+               GIT_COMMITTER_DATE='2020-01-01T00:00:00+0000')
+    return subprocess.run(('git',) + args, cwd=cwd, env=env, check=True,
+                          stdout=subprocess.PIPE, text=True).stdout
+
+
+def make_patch(workdir, relpath, old, new, subject):
+    """A git format-patch of one change to one file, as text."""
+    repo = pathlib.Path(workdir)
+    repo.mkdir(parents=True)
+    git(repo, 'init', '-q')
+    target = repo / relpath
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(old)
+    git(repo, 'add', '-A')
+    git(repo, 'commit', '-qm', 'old')
+    target.write_text(new)
+    git(repo, 'commit', '-qam', subject + '\n\nWhy.\n\nCloses-Bug: #1860555')
+    return git(repo, 'format-patch', '--stdout', '-1')
+
+
+class FakeProject(fixtures.Fixture):
+    """A project folder with one series, 'fake', on nova 1.0.0.
+
+    Commits: 1 fixes claims.py, 2 fixes manager.py, 3 adds a test file.
+    The sdist sits in the cache, so nothing is downloaded.
+    """
+
+    version = '1.0.0'
+
+    def __init__(self, claims=CLAIMS, manager=MANAGER):
+        super().__init__()
+        self.claims = claims
+        self.manager = manager
+
+    def _setUp(self):
+        self.root = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
+        self.useFixture(fixtures.EnvironmentVariable(
+            'NOVA_FORK_ROOT', str(self.root)))
+        work = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
+        cache = self.root / '.cache' / 'sdists'
+        cache.mkdir(parents=True)
+        self.sdist = cache / ('nova-%s.tar.gz' % self.version)
+        self.sha256 = make_sdist(self.sdist, self.version, {
+            'setup.cfg': '[metadata]\nname = nova\n',
+            'nova/compute/claims.py': self.claims,
+            'nova/pci/manager.py': self.manager,
+        })
+        patches = self.root / 'patches' / 'fake'
+        patches.mkdir(parents=True)
+        (patches / '0001-Fix-claims.patch').write_text(make_patch(
+            work / 'p1', 'nova/compute/claims.py', CLAIMS, FIXED_CLAIMS,
+            'Fix claims'))
+        (patches / '0002-Fix-manager.patch').write_text(make_patch(
+            work / 'p2', 'nova/pci/manager.py', MANAGER, FIXED_MANAGER,
+            'Fix manager'))
+        (patches / '0003-Add-tests.msg').write_text(
+            'Add regression tests\n\nThey fail without the fixes.\n')
+        test = self.root / 'nova' / 'tests' / 'test_fake.py'
+        test.parent.mkdir(parents=True)
+        test.write_text('# a regression test\n')
+        note = self.root / 'releasenotes' / 'notes' / 'fake.yaml'
+        note.parent.mkdir(parents=True)
+        note.write_text('fixes:\n  - fixed\n')
+        (patches / 'series').write_text(
+            '# the fake series\n'
+            '0001-Fix-claims.patch\n'
+            '0002-Fix-manager.patch releasenotes/notes/fake.yaml\n'
+            '0003-Add-tests.msg nova/tests/test_fake.py\n')
+        (self.root / 'bases.ini').write_text(textwrap.dedent('''\
+            [fake]
+            nova = %s
+            sha256 = %s
+            python = python3
+            placement = 1.0.0
+            lock = locks/fake.txt
+            patches = patches/fake
+            regression = nova.tests.test_fake
+            affected = test_fake
+            tests = nova.tests.test_fake
+            ''' % (self.version, self.sha256)))

@@ -1,0 +1,135 @@
+import pathlib
+from unittest import mock
+
+import testtools
+
+from nova_fork import build
+from nova_fork import config
+from nova_fork import errors
+from nova_fork import gitutils
+from nova_fork.tests import fakes
+
+
+class BuildTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.project = self.useFixture(fakes.FakeProject())
+        self.base = config.get_base(self.project.root, 'fake')
+
+    def log(self, tree):
+        return gitutils.out(tree, 'log', '--format=%s', '--reverse')
+
+    def test_fork(self):
+        tree = build.build(self.base)
+        self.assertEqual(self.project.root / 'build' / 'fake', tree)
+        self.assertEqual(
+            'Import nova 1.0.0\nFix claims\nFix manager\nAdd regression tests',
+            self.log(tree))
+        self.assertIn('self._ref',
+                      (tree / 'nova/compute/claims.py').read_text())
+        self.assertTrue((tree / 'nova/tests/test_fake.py').is_file())
+        # the release note rides with the commit that lists it
+        self.assertEqual(
+            'nova/pci/manager.py\nreleasenotes/notes/fake.yaml',
+            gitutils.out(tree, 'show', '--format=', '--name-only',
+                         'HEAD~1'))
+        self.assertEqual(gitutils.out(tree, 'rev-parse', 'HEAD~3'),
+                         gitutils.out(tree, 'rev-parse', '1.0.0^{commit}'))
+
+    def test_pristine_has_only_the_test_commit(self):
+        tree = build.build(self.base, pristine=True)
+        self.assertEqual('fake-pristine', tree.name)
+        self.assertEqual('Import nova 1.0.0\nAdd regression tests',
+                         self.log(tree))
+        self.assertNotIn('_ref',
+                         (tree / 'nova/compute/claims.py').read_text())
+
+    def test_without(self):
+        tree = build.build(self.base, without=1)
+        self.assertEqual('fake-without-1', tree.name)
+        self.assertEqual(
+            'Import nova 1.0.0\nFix manager\nAdd regression tests',
+            self.log(tree))
+
+    def test_without_unknown_commit(self):
+        exc = self.assertRaises(errors.UsageError, build.build, self.base,
+                                without=7)
+        self.assertIn('has no commit 7', str(exc))
+
+    def test_reproducible_commit_ids(self):
+        first = gitutils.out(build.build(self.base), 'rev-parse', 'HEAD')
+        other = self.useFixture(fakes.FakeProject())
+        base = config.get_base(other.root, 'fake')
+        self.assertEqual(first,
+                         gitutils.out(build.build(base), 'rev-parse', 'HEAD'))
+
+    def test_rerun_reuses_the_tree(self):
+        tree = build.build(self.base)
+        marker = tree / 'marker'
+        marker.write_text('kept')
+        with mock.patch.object(build, 'import_sdist') as importer:
+            self.assertEqual(tree, build.build(self.base))
+        importer.assert_not_called()
+        self.assertTrue(marker.exists())
+
+    def test_changed_input_rebuilds(self):
+        tree = build.build(self.base)
+        (self.project.root / 'nova/tests/test_fake.py').write_text('# new\n')
+        build.build(self.base)
+        self.assertEqual('# new\n',
+                         (tree / 'nova/tests/test_fake.py').read_text())
+
+    def test_interrupted_build_leaves_nothing(self):
+        with mock.patch.object(build, 'apply_commit',
+                               side_effect=KeyboardInterrupt):
+            self.assertRaises(KeyboardInterrupt, build.build, self.base)
+        folder = self.project.root / 'build'
+        self.assertEqual([], list(folder.iterdir()))
+
+    def test_interrupted_rebuild_keeps_no_stale_stamp(self):
+        build.build(self.base)
+        (self.project.root / 'nova/tests/test_fake.py').write_text('# new\n')
+        with mock.patch.object(build, 'apply_commit',
+                               side_effect=RuntimeError('boom')):
+            self.assertRaises(RuntimeError, build.build, self.base)
+        # the old tree is still the old, complete one; a new run rebuilds
+        tree = build.build(self.base)
+        self.assertEqual('# new\n',
+                         (tree / 'nova/tests/test_fake.py').read_text())
+
+    def test_stale_partial_of_dead_process_is_removed(self):
+        stale = self.project.root / 'build' / '.fake.partial-999999999'
+        stale.mkdir(parents=True)
+        build.build(self.base)
+        self.assertFalse(stale.exists())
+
+    def test_hash_mismatch(self):
+        self.project.sdist.write_bytes(b'not the release')
+        exc = self.assertRaises(errors.HashMismatch, build.build, self.base)
+        self.assertIn('sha256 mismatch for nova-1.0.0.tar.gz', str(exc))
+        self.assertFalse(self.project.sdist.exists())
+        self.assertFalse((self.project.root / 'build' / 'fake').exists())
+
+    def test_patch_does_not_apply_names_file_and_hunk(self):
+        patch = self.base.patches / '0002-Fix-manager.patch'
+        patch.write_text(patch.read_text().replace(
+            '     for dev in devs:', '     for dev in all_devs:'))
+        exc = self.assertRaises(errors.PatchError, build.build, self.base)
+        self.assertIn('0002-Fix-manager.patch does not apply to nova 1.0.0',
+                      str(exc))
+        self.assertIn('nova/pci/manager.py, hunk 1 of 1 (@@ -1,3 +1,3 @@',
+                      str(exc))
+        self.assertFalse((self.project.root / 'build' / 'fake').exists())
+
+
+class AlreadyFixedTest(testtools.TestCase):
+
+    def test_refuses_to_apply_the_fix_twice(self):
+        project = self.useFixture(fakes.FakeProject(
+            manager=fakes.FIXED_MANAGER))
+        base = config.get_base(project.root, 'fake')
+        exc = self.assertRaises(errors.AlreadyFixed, build.build, base)
+        self.assertIn('nova 1.0.0 already has the fix', str(exc))
+        self.assertIn('0002-Fix-manager.patch', str(exc))
+        self.assertFalse(pathlib.Path(project.root / 'build/fake').exists())

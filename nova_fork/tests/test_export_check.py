@@ -1,0 +1,64 @@
+from unittest import mock
+
+import testtools
+
+from nova_fork import check
+from nova_fork import config
+from nova_fork import errors
+from nova_fork import export
+from nova_fork.tests import fakes
+
+
+class ExportTest(testtools.TestCase):
+
+    def test_export_applies_with_git_am(self):
+        project = self.useFixture(fakes.FakeProject())
+        base = config.get_base(project.root, 'fake')
+        dest = export.export(base)
+        names = sorted(p.name for p in dest.iterdir())
+        self.assertEqual(['0001-Fix-claims.patch', '0002-Fix-manager.patch',
+                          '0003-Add-regression-tests.patch'], names)
+        text = (dest / '0002-Fix-manager.patch').read_text()
+        self.assertIn('releasenotes/notes/fake.yaml', text)
+        self.assertTrue(text.startswith('From 0000000000000000000000000000'))
+
+    def test_export_refuses_a_series_that_does_not_reproduce(self):
+        project = self.useFixture(fakes.FakeProject())
+        base = config.get_base(project.root, 'fake')
+        real = export.format_patch
+
+        def first_only(tree, since, outdir):
+            return real(tree, since, outdir)[:1]
+
+        with mock.patch.object(export, 'format_patch',
+                               side_effect=first_only):
+            exc = self.assertRaises(errors.PatchError, export.export, base)
+        self.assertIn('does not reproduce the fork', str(exc))
+        self.assertFalse((project.root / 'dist' / 'fake').exists())
+
+
+class CheckTest(testtools.TestCase):
+
+    def test_release_that_needs_the_fix(self):
+        project = self.useFixture(fakes.FakeProject())
+        base = config.get_base(project.root, 'fake')
+        needs, lines = check.check(base, '1.0.0')
+        self.assertTrue(needs)
+        self.assertIn('nova 1.0.0 needs the fix', lines[0])
+
+    def test_release_that_has_the_fix(self):
+        project = self.useFixture(fakes.FakeProject())
+        base = config.get_base(project.root, 'fake')
+        fakes.make_sdist(project.root / '.cache/sdists/nova-1.0.1.tar.gz',
+                         '1.0.1', {
+                             'nova/compute/claims.py': fakes.FIXED_CLAIMS,
+                             'nova/pci/manager.py': fakes.FIXED_MANAGER})
+        needs, lines = check.check(base, '1.0.1')
+        self.assertFalse(needs)
+        self.assertIn('nova 1.0.1 already has the fix', lines[0])
+
+    def test_pick_base(self):
+        project = self.useFixture(fakes.FakeProject())
+        bases = config.load_bases(project.root)
+        self.assertEqual('fake', check.pick_base(bases, '1.2.3').series)
+        self.assertEqual('fake', check.pick_base(bases, '7.0.0').series)

@@ -1,0 +1,139 @@
+import io
+import subprocess
+from unittest import mock
+
+import testtools
+
+from nova_fork import cmd
+from nova_fork import config
+from nova_fork import errors
+from nova_fork import fetch
+from nova_fork import prove
+from nova_fork.tests import fakes
+
+
+class ConfigTest(testtools.TestCase):
+
+    def test_parse_series(self):
+        self.assertEqual(
+            [('0001-a.patch', ()), ('0002-b.msg', ('x.py', 'y.py'))],
+            config.parse_series('# c\n0001-a.patch\n\n0002-b.msg x.py y.py'))
+
+    def test_unknown_series(self):
+        project = self.useFixture(fakes.FakeProject())
+        exc = self.assertRaises(errors.UnknownSeries, config.get_base,
+                                project.root, 'queens')
+        self.assertEqual("unknown series 'queens'; known series: fake "
+                         "(see bases.ini)", str(exc))
+
+    def test_series_naming_a_missing_file(self):
+        project = self.useFixture(fakes.FakeProject())
+        base = config.get_base(project.root, 'fake')
+        (project.root / 'nova/tests/test_fake.py').unlink()
+        exc = self.assertRaises(errors.UsageError, base.commits)
+        self.assertIn('entry 3 names', str(exc))
+
+
+class FetchTest(testtools.TestCase):
+
+    def pip_says(self, text):
+        done = subprocess.CompletedProcess([], 1, stdout=text)
+        return mock.patch.object(fetch.subprocess, 'run', return_value=done)
+
+    def test_no_network(self):
+        project = self.useFixture(fakes.FakeProject())
+        with self.pip_says('WARNING: Retrying ... NewConnectionError(...)\n'
+                           'ERROR: Could not find a version that satisfies '
+                           'the requirement nova==2.0.0 (from versions: '
+                           'none)\n'):
+            exc = self.assertRaises(errors.FetchError, fetch.fetch,
+                                    project.root, '2.0.0')
+        self.assertIn('PyPI is not reachable (no network?)', str(exc))
+        self.assertEqual(['nova-1.0.0.tar.gz'], sorted(
+            p.name for p in fetch.cache_dir(project.root).iterdir()))
+
+    def test_unknown_release(self):
+        project = self.useFixture(fakes.FakeProject())
+        with self.pip_says('ERROR: Could not find a version that satisfies '
+                           'the requirement nova==99 (from versions: 1.0)\n'
+                           'ERROR: No matching distribution found for '
+                           'nova==99\n'):
+            exc = self.assertRaises(errors.FetchError, fetch.fetch,
+                                    project.root, '99')
+        self.assertIn('nova 99 is not a release on PyPI', str(exc))
+
+
+class ProveTest(testtools.TestCase):
+
+    def record(self, status, reason=''):
+        return {'status': status, 'reason': reason, 'duration': 1.0}
+
+    def test_classify(self):
+        self.assertEqual('pass', prove.classify(self.record('success')))
+        self.assertEqual('FAIL (in use)', prove.classify(self.record(
+            'fail', 'AssertionError: ... Device 0000:81:00.0 is already in '
+                    'use')))
+        self.assertEqual('FAIL (devices)', prove.classify(self.record(
+            'fail', 'testtools.matchers._impl.MismatchError: PCI device '
+                    '0000:81:00.0 held by two instances')))
+        self.assertEqual('ERROR (ImportError: no module x)', prove.classify(
+            self.record('fail', 'Traceback\nImportError: no module x\n')))
+        self.assertEqual('ERROR (TimeoutException)', prove.classify(
+            self.record('fail', 'Traceback\nTimeoutException')))
+
+    def rows(self, pristine, fork='pass', without=('FAIL (devices)',)):
+        cells = {'pristine': ('m.T.test_a', pristine, 1.0),
+                 'fork': ('m.T.test_a', fork, 1.0)}
+        for n, outcome in enumerate(without, start=1):
+            cells['without %d' % n] = ('m.T.test_a', outcome, 1.0)
+        return {'T.test_a': cells}
+
+    def base(self):
+        return mock.Mock(affected='test_a', regression='m')
+
+    def test_reproduce(self):
+        self.assertEqual([], prove.reproduce_problems(
+            self.base(), self.rows('FAIL (in use)')))
+        problems = prove.reproduce_problems(
+            self.base(), self.rows('ERROR (ImportError: x)'))
+        self.assertEqual(1, len(problems))
+        self.assertIn("it gave ERROR (ImportError: x)", problems[0])
+        self.assertEqual(2, len(prove.reproduce_problems(
+            self.base(), self.rows('pass', fork='FAIL (devices)'))))
+
+    def test_reproduce_needs_a_matching_test(self):
+        base = mock.Mock(affected='test_zzz', regression='m')
+        self.assertEqual(["no regression test matched 'test_zzz'"],
+                         prove.reproduce_problems(base, self.rows('pass')))
+
+    def test_mutants(self):
+        columns = ['pristine', 'fork', 'without 1', 'without 2']
+        rows = self.rows('FAIL (devices)',
+                         without=('FAIL (devices)', 'pass'))
+        problems = prove.mutant_problems(self.base(), columns, rows)
+        self.assertEqual(['the fork without 2 passes every regression '
+                          'test: that fix is not covered'], problems)
+
+    def test_render(self):
+        text = prove.render(['pristine', 'fork'],
+                            self.rows('FAIL (in use)'))
+        self.assertIn('T.test_a  FAIL (in use)  pass', text)
+
+
+class MainTest(testtools.TestCase):
+
+    def test_error_is_one_line_and_exit_code(self):
+        self.useFixture(fakes.FakeProject())
+        with mock.patch('sys.stderr', new_callable=io.StringIO) as err:
+            code = cmd.main(['build', 'queens'])
+        self.assertEqual(2, code)
+        self.assertEqual(1, len(err.getvalue().splitlines()))
+        self.assertIn("nova-fork: error: unknown series 'queens'",
+                      err.getvalue())
+
+    def test_build_prints_the_path(self):
+        project = self.useFixture(fakes.FakeProject())
+        with mock.patch('sys.stdout', new_callable=io.StringIO) as out:
+            self.assertEqual(0, cmd.main(['build', 'fake', '--pristine']))
+        self.assertEqual(str(project.root / 'build' / 'fake-pristine'),
+                         out.getvalue().strip())
