@@ -51,17 +51,11 @@ def variants(base):
     return columns
 
 
-def results(base, **kwargs):
-    """{test id: record} of the regression module on one tree."""
-    tree = build.build(base, **kwargs)
-    head = build.gitutils.out(tree, 'rev-parse', 'HEAD')
-    key = hashlib.sha256((head + base.lock.read_text()).encode()).hexdigest()
-    cache = build.build_dir(base.root) / 'results' / ('%s.json' % key[:20])
-    if cache.is_file():
-        return json.loads(cache.read_text())
+def run_module(base, tree, regex=None):
+    """Run the regression module once; {test id: record}, uncached."""
     python = venv.ensure(base)
     proc = runner.stestr(base, tree,
-                         ['run', '--subunit', base.regression],
+                         ['run', '--subunit', regex or base.regression],
                          stdout=subprocess.PIPE)
     summary = subprocess.run(
         [str(python), str(SUMMARY_SCRIPT)], input=proc.stdout,
@@ -70,6 +64,18 @@ def results(base, **kwargs):
     for line in summary.stdout.decode().splitlines():
         record = json.loads(line)
         records[record['id']] = record
+    return records
+
+
+def results(base, **kwargs):
+    """{test id: record} of the regression module on one tree."""
+    tree = build.build(base, **kwargs)
+    head = build.gitutils.out(tree, 'rev-parse', 'HEAD')
+    key = hashlib.sha256((head + base.lock.read_text()).encode()).hexdigest()
+    cache = build.build_dir(base.root) / 'results' / ('%s.json' % key[:20])
+    if cache.is_file():
+        return json.loads(cache.read_text())
+    records = run_module(base, tree)
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(records, indent=1, sort_keys=True))
     return records
