@@ -91,10 +91,12 @@ def add_files(tree, root, files):
 def apply_commit(tree, base, commit):
     """Apply one series entry as one commit of the tree."""
     if commit.is_patch:
-        proc = gitutils.git(tree, 'am', '-q', str(commit.path), check=False)
+        proc = gitutils.git(tree, 'am', '-q',
+                            '--committer-date-is-author-date',
+                            str(commit.path), check=False)
         if proc.returncode:
             gitutils.git(tree, 'am', '--abort', check=False)
-            verdict, _ = _classify_quietly(tree, commit)
+            verdict, _ = detect.classify(tree, commit)
             if verdict == detect.HAS:
                 raise errors.AlreadyFixed(
                     'nova %s already carries %s: the fix would be applied '
@@ -112,17 +114,10 @@ def apply_commit(tree, base, commit):
         gitutils.git(tree, 'commit', '-q', '-F', str(commit.path))
 
 
-def _classify_quietly(tree, commit):
-    try:
-        return detect.classify(tree, commit)
-    except errors.PatchError as exc:
-        return None, str(exc)
-
-
 def refuse_if_fixed(tree, base, commits):
     for commit in commits:
         if commit.is_fix:
-            verdict, detail = _classify_quietly(tree, commit)
+            verdict, detail = detect.classify(tree, commit)
             if verdict == detect.HAS:
                 raise errors.AlreadyFixed(
                     'nova %s already has the fix (%s %s); refusing to apply '

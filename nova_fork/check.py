@@ -5,6 +5,7 @@ import tempfile
 
 from nova_fork import build
 from nova_fork import detect
+from nova_fork import errors
 from nova_fork import fetch
 
 
@@ -36,6 +37,12 @@ def check(base, version):
             verdict, detail = detect.classify(tree, commit)
             verdicts.append(verdict)
             lines.append('  %s: %s' % (commit.name, detail))
+    if detect.BROKEN in verdicts and detect.HAS not in verdicts:
+        raise errors.PatchError('cannot tell whether nova %s has the fix: %s'
+                                % (version, '; '.join(
+                                    line.strip() for line, v in
+                                    zip(lines, verdicts)
+                                    if v == detect.BROKEN)))
     needs = all(v == detect.NEEDS for v in verdicts)
     if needs:
         lines.insert(0, 'nova %s needs the fix for bug 1860555: the %s '

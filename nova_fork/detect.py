@@ -2,7 +2,6 @@
 
 import re
 
-from nova_fork import errors
 from nova_fork import gitutils
 
 FAILED_RE = re.compile(r'patch failed: (?P<file>\S+?):(?P<line>\d+)')
@@ -11,6 +10,7 @@ HUNK_RE = re.compile(r'^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$')
 
 NEEDS = 'needs'
 HAS = 'has'
+BROKEN = 'broken'
 
 
 def is_code(path):
@@ -52,37 +52,78 @@ def describe_failure(patch_text, stderr):
     return '%s, the hunk at line %d' % (path, line)
 
 
-def _applies(tree, patch, path, reverse=False):
-    args = ['apply', '--check', '--include=%s' % path]
+def split_hunks(patch_text):
+    """Split a patch into one small patch per hunk.
+
+    Returns (path, index, header, text) tuples, so that each hunk can be
+    tried with git apply on its own.
+
+    >>> [h[:3] for h in split_hunks(
+    ...     'diff --git a/x b/x\\n--- a/x\\n+++ b/x\\n@@ -1 +1 @@\\n-a\\n'
+    ...     '+b\\n@@ -9 +9 @@ f\\n-c\\n+d\\n')]
+    [('x', 1, '@@ -1 +1 @@'), ('x', 2, '@@ -9 +9 @@ f')]
+    """
+    hunks = []
+    path, head, current = None, [], None
+    for line in patch_text.splitlines(keepends=True):
+        match = DIFF_RE.match(line.rstrip('\n'))
+        if match:
+            path, head, current = match.group(2), [line], None
+            continue
+        if path is None:
+            continue
+        if line.startswith('@@'):
+            current = [line]
+            hunks.append((path, head, current))
+        elif current is not None:
+            if line == '-- \n':
+                # the signature that ends a git format-patch mail
+                path, current = None, None
+                continue
+            current.append(line)
+        else:
+            head.append(line)
+    result = []
+    counts = {}
+    for path, head, body in hunks:
+        counts[path] = counts.get(path, 0) + 1
+        result.append((path, counts[path], body[0].strip(),
+                       ''.join(head + body)))
+    return result
+
+
+def _applies(tree, text, reverse=False):
+    args = ['apply', '--check']
     if reverse:
         args.append('--reverse')
-    return gitutils.git(tree, *(args + [str(patch)]), check=False)
+    return gitutils.git(tree, *(args + ['-']), check=False,
+                        input=text).returncode == 0
 
 
 def classify(tree, commit):
-    """Classify a fix commit against a tree.
+    """Classify a fix commit against a tree, hunk by hunk.
 
-    Returns (verdict, detail): NEEDS when every code file of the patch
-    applies, HAS when the code files apply in reverse (the change is
-    already there) or when some do and the others no longer apply.  Raises
-    PatchError, naming the file and hunk, when no code file applies either
-    way.
+    Returns (verdict, detail): NEEDS when every code hunk of the patch
+    applies; HAS when at least one code hunk is already there (it applies
+    in reverse), whatever the others do; BROKEN, naming the files and
+    hunks, when a hunk applies neither way and none is there.
     """
-    text = commit.path.read_text()
-    code = [p for p in patch_files(text) if is_code(p)]
-    forward, reverse, neither = [], [], []
-    for path in code:
-        proc = _applies(tree, commit.path, path)
-        if proc.returncode == 0:
-            forward.append(path)
-        elif _applies(tree, commit.path, path, reverse=True).returncode == 0:
-            reverse.append(path)
+    present, missing, broken = [], [], []
+    for path, index, header, text in split_hunks(commit.path.read_text()):
+        if not is_code(path):
+            continue
+        name = '%s hunk %d (%s)' % (path, index, header)
+        if _applies(tree, text):
+            missing.append(name)
+        elif _applies(tree, text, reverse=True):
+            present.append(name)
         else:
-            neither.append((path, describe_failure(text, proc.stderr)))
-    if code and len(forward) == len(code):
+            broken.append(name)
+    if present:
+        detail = 'already carries %s' % ', '.join(present)
+        if missing or broken:
+            detail += '; differs in %s' % ', '.join(missing + broken)
+        return HAS, detail
+    if not broken:
         return NEEDS, 'applies'
-    if reverse and not forward:
-        return HAS, 'already carries the change to %s' % ', '.join(reverse)
-    detail = '; '.join(d for _, d in neither) or ', '.join(forward)
-    raise errors.PatchError(
-        '%s does not apply: %s' % (commit.name, detail))
+    return BROKEN, 'does not apply: %s' % ', '.join(broken)

@@ -1,5 +1,6 @@
 """A tiny fake project: a fake nova sdist, bases.ini and a patch series."""
 
+import gzip
 import hashlib
 import io
 import os
@@ -36,13 +37,15 @@ FIXED_MANAGER = MANAGER.replace('_free_device(dev)',
 
 def make_sdist(path, version, files):
     """Write nova-VERSION.tar.gz with files under nova-VERSION/."""
-    with tarfile.open(path, 'w:gz') as tar:
-        for name, text in sorted(files.items()):
-            data = text.encode()
-            info = tarfile.TarInfo('nova-%s/%s' % (version, name))
-            info.size = len(data)
-            info.mtime = 0
-            tar.addfile(info, io.BytesIO(data))
+    # a fixed gzip mtime, so that the same files give the same sdist
+    with gzip.GzipFile(path, 'wb', mtime=0) as gz:
+        with tarfile.open(fileobj=gz, mode='w') as tar:
+            for name, text in sorted(files.items()):
+                data = text.encode()
+                info = tarfile.TarInfo('nova-%s/%s' % (version, name))
+                info.size = len(data)
+                info.mtime = 0
+                tar.addfile(info, io.BytesIO(data))
     return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
 
 

@@ -57,6 +57,34 @@ class CheckTest(testtools.TestCase):
         self.assertFalse(needs)
         self.assertIn('nova 1.0.1 already has the fix', lines[0])
 
+    def test_release_with_part_of_the_fix(self):
+        project = self.useFixture(fakes.FakeProject())
+        base = config.get_base(project.root, 'fake')
+        # upstream fixed the PCI tracker the same way, the claim otherwise
+        fakes.make_sdist(project.root / '.cache/sdists/nova-1.0.2.tar.gz',
+                         '1.0.2', {
+                             'nova/compute/claims.py': fakes.CLAIMS.replace(
+                                 'self.instance)', 'self.original)'),
+                             'nova/pci/manager.py': fakes.FIXED_MANAGER})
+        needs, lines = check.check(base, '1.0.2')
+        self.assertFalse(needs)
+        self.assertIn('0001-Fix-claims.patch: does not apply', lines[1])
+        self.assertIn('0002-Fix-manager.patch: already carries '
+                      'nova/pci/manager.py hunk 1', lines[2])
+
+    def test_release_the_patches_do_not_fit(self):
+        project = self.useFixture(fakes.FakeProject())
+        base = config.get_base(project.root, 'fake')
+        fakes.make_sdist(project.root / '.cache/sdists/nova-0.1.0.tar.gz',
+                         '0.1.0', {'nova/compute/claims.py': '# other\n',
+                                   'nova/pci/manager.py': '# other\n'})
+        exc = self.assertRaises(errors.PatchError, check.check, base,
+                                '0.1.0')
+        self.assertIn('cannot tell whether nova 0.1.0 has the fix: '
+                      '0001-Fix-claims.patch does not apply: '
+                      'nova/compute/claims.py hunk 1 (@@ -1,6 +1,7 @@',
+                      str(exc))
+
     def test_pick_base(self):
         project = self.useFixture(fakes.FakeProject())
         bases = config.load_bases(project.root)
