@@ -81,7 +81,7 @@ class CheckTest(testtools.TestCase):
         exc = self.assertRaises(errors.PatchError, check.check, base,
                                 '0.1.0')
         self.assertIn('cannot tell whether nova 0.1.0 has the fix: '
-                      '0001-Fix-claims.patch does not apply: '
+                      '0001-Fix-claims.patch: does not apply: '
                       'nova/compute/claims.py hunk 1 (@@ -1,6 +1,7 @@',
                       str(exc))
 
