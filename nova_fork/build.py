@@ -50,8 +50,8 @@ def digest(base, commits):
     h.update(('%s\0%s\0%s\0' % (FORMAT, base.nova, base.sha256)).encode())
     for commit in commits:
         h.update(commit.name.encode() + b'\0' + commit.path.read_bytes())
-        for name in commit.files:
-            h.update(name.encode() + b'\0' + (base.root / name).read_bytes())
+        for name, source in zip(commit.files, commit.sources):
+            h.update(name.encode() + b'\0' + source.read_bytes())
     return h.hexdigest()
 
 
@@ -80,12 +80,12 @@ def import_sdist(sdist, dest, version, sha256):
     gitutils.git(dest, 'tag', version)
 
 
-def add_files(tree, root, files):
-    for name in files:
+def add_files(tree, commit):
+    for name, source in zip(commit.files, commit.sources):
         target = tree / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(root / name, target)
-    gitutils.git(tree, 'add', '-f', '--', *files)
+        shutil.copyfile(source, target)
+    gitutils.git(tree, 'add', '-f', '--', *commit.files)
 
 
 def apply_commit(tree, base, commit):
@@ -107,10 +107,10 @@ def apply_commit(tree, base, commit):
                 detect.describe_failure(commit.path.read_text(),
                                         proc.stderr + proc.stdout)))
         if commit.files:
-            add_files(tree, base.root, commit.files)
+            add_files(tree, commit)
             gitutils.git(tree, 'commit', '-q', '--amend', '--no-edit')
     else:
-        add_files(tree, base.root, commit.files)
+        add_files(tree, commit)
         gitutils.git(tree, 'commit', '-q', '-F', str(commit.path))
 
 

@@ -18,6 +18,7 @@ class Commit:
     name: str
     path: pathlib.Path
     files: tuple
+    sources: tuple = ()
 
     @property
     def is_patch(self):
@@ -136,10 +137,23 @@ def read_series(path, root):
             raise errors.UsageError(
                 '%s: entry %d (%s) is a message with no files' % (
                     path, number, name))
-        for item in [path.parent / name] + [root / f for f in files]:
+        sources = tuple(source_of(path.parent, root, f) for f in files)
+        for item in [path.parent / name] + list(sources):
             if not item.is_file():
                 raise errors.UsageError(
                     '%s: entry %d names %s, which does not exist' % (
                         path, number, item))
-        commits.append(Commit(number, name, path.parent / name, files))
+        commits.append(Commit(number, name, path.parent / name, files,
+                              sources))
     return commits
+
+
+def source_of(patches, root, name):
+    """Where the project keeps new file NAME for a series.
+
+    A series whose test infrastructure differs keeps its own variant under
+    its patches folder, in files/NAME; otherwise the file at NAME in the
+    project is used.
+    """
+    variant = patches / 'files' / name
+    return variant if variant.is_file() else root / name

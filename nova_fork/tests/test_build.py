@@ -52,6 +52,14 @@ class BuildTest(testtools.TestCase):
             'Import nova 1.0.0\nFix manager\nAdd regression tests',
             self.log(tree))
 
+    def test_series_variant_of_a_new_file(self):
+        variant = self.base.patches / 'files' / 'nova/tests/test_fake.py'
+        variant.parent.mkdir(parents=True)
+        variant.write_text('# the variant for this series\n')
+        tree = build.build(self.base)
+        self.assertEqual('# the variant for this series\n',
+                         (tree / 'nova/tests/test_fake.py').read_text())
+
     def test_without_unknown_commit(self):
         exc = self.assertRaises(errors.UsageError, build.build, self.base,
                                 without=7)
