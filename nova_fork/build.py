@@ -16,12 +16,12 @@ FORMAT = '1'
 STAMP = 'nova-fork-stamp'
 
 
-def tree_name(series, pristine=False, without=None):
+def tree_name(label, pristine=False, without=None):
     if pristine:
-        return '%s-pristine' % series
+        return '%s-pristine' % label
     if without:
-        return '%s-without-%d' % (series, without)
-    return series
+        return '%s-without-%d' % (label, without)
+    return label
 
 
 def build_dir(root):
@@ -150,7 +150,7 @@ def build(base, pristine=False, without=None):
     leaves a tree that a later run would take for a good one.
     """
     commits = select(base, pristine, without)
-    name = tree_name(base.series, pristine, without)
+    name = tree_name(base.label, pristine, without)
     dest = build_dir(base.root) / name
     want = digest(base, commits)
     stamp = dest / '.git' / STAMP

@@ -13,8 +13,13 @@ from nova_fork import runner
 from nova_fork import venv
 
 
-def build_cmd(args, root):
+def _base(args, root):
     base = config.get_base(root, args.series)
+    return base.for_release(getattr(args, 'release', None))
+
+
+def build_cmd(args, root):
+    base = _base(args, root)
     print(build.build(base, pristine=args.pristine, without=args.without))
     return 0
 
@@ -31,7 +36,7 @@ def lock_cmd(args, root):
 
 
 def test_cmd(args, root):
-    base = config.get_base(root, args.series)
+    base = _base(args, root)
     tree = build.build(base, pristine=args.pristine, without=args.without)
     stestr_args = args.stestr_args
     if stestr_args and stestr_args[0] == '--':
@@ -54,7 +59,7 @@ def lint_cmd(args, root):
 
 
 def export_cmd(args, root):
-    print(export.export(config.get_base(root, args.series)))
+    print(export.export(_base(args, root)))
     return 0
 
 
@@ -93,6 +98,9 @@ def mutants_cmd(args, root):
 
 
 def variant_options(parser):
+    parser.add_argument('--release', metavar='VERSION',
+                        help='another release of the series, listed in its '
+                             'releases in bases.ini')
     group = parser.add_mutually_exclusive_group()
     group.add_argument('--pristine', action='store_true',
                        help='the upstream release with only our new test '
@@ -144,6 +152,8 @@ def make_parser():
     p = sub.add_parser('export', help='write the series as format-patch '
                        'files to dist/SERIES/')
     p.add_argument('series')
+    p.add_argument('--release', metavar='VERSION',
+                   help='export from another release of the series')
     p.set_defaults(func=export_cmd)
 
     p = sub.add_parser('check', help='say whether a nova release already '

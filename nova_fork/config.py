@@ -43,10 +43,29 @@ class Base:
     affected: str
     tests: tuple
     root: pathlib.Path
+    lock_extra: tuple = ()
+    releases: tuple = ()
+    default_nova: str = ''
 
     @property
-    def sdist_name(self):
-        return 'nova-%s.tar.gz' % self.nova
+    def label(self):
+        """The series, or SERIES-VERSION for another release of it."""
+        if self.default_nova and self.nova != self.default_nova:
+            return '%s-%s' % (self.series, self.nova)
+        return self.series
+
+    def for_release(self, version):
+        """The same series on another release it lists in ``releases``."""
+        if version in (None, self.nova):
+            return self
+        known = dict(self.releases)
+        if version not in known:
+            raise errors.UsageError(
+                'series %s is not set up for nova %s; its releases are %s '
+                '(add "VERSION SHA256" to its releases in %s)' % (
+                    self.series, version,
+                    ', '.join([self.nova] + sorted(known)), BASES_FILE))
+        return dataclasses.replace(self, nova=version, sha256=known[version])
 
     def commits(self):
         return read_series(self.patches / 'series', self.root)
@@ -78,19 +97,32 @@ def load_bases(root):
                 nova=sec['nova'],
                 sha256=sec['sha256'].lower(),
                 python=sec['python'],
-                placement=sec['placement'],
+                placement=sec.get('placement', ''),
                 lock=root / sec['lock'],
                 patches=root / sec['patches'],
                 regression=sec['regression'],
                 affected=sec.get('affected', ''),
                 tests=tuple(sec.get('tests', '').split()),
                 root=root,
+                lock_extra=tuple(sec.get('lock_extra', '').split()),
+                releases=_pairs(sec.get('releases', '')),
+                default_nova=sec['nova'],
             )
         except KeyError as exc:
             raise errors.UsageError(
                 '%s: series %s has no %s option' % (
                     root / BASES_FILE, series, exc.args[0]))
     return bases
+
+
+def _pairs(text):
+    """'18.2.2 abc...' lines as ((version, sha256), ...)."""
+    pairs = []
+    for line in text.splitlines():
+        if line.strip():
+            version, sha256 = line.split()
+            pairs.append((version, sha256.lower()))
+    return tuple(pairs)
 
 
 def get_base(root, series):

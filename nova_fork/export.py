@@ -46,9 +46,9 @@ def verify(tree, tag, patches):
 def export(base):
     """Write the fork's commits to dist/SERIES/ and return that folder."""
     tree = build.build(base)
-    dest = dist_dir(base.root, base.series)
+    dest = dist_dir(base.root, base.label)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    partial = dest.parent / ('.%s.partial' % base.series)
+    partial = dest.parent / ('.%s.partial' % base.label)
     shutil.rmtree(partial, ignore_errors=True)
     try:
         patches = format_patch(tree, base.nova, partial)

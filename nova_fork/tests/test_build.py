@@ -60,6 +60,23 @@ class BuildTest(testtools.TestCase):
         self.assertEqual('# the variant for this series\n',
                          (tree / 'nova/tests/test_fake.py').read_text())
 
+    def test_another_release_of_the_series(self):
+        sha256 = fakes.make_sdist(
+            self.project.root / '.cache/sdists/nova-0.9.0.tar.gz', '0.9.0', {
+                'nova/compute/claims.py': fakes.CLAIMS,
+                'nova/pci/manager.py': fakes.MANAGER})
+        bases = self.project.root / 'bases.ini'
+        bases.write_text(bases.read_text() + 'releases = 0.9.0 %s\n' % sha256)
+        base = config.get_base(self.project.root, 'fake').for_release('0.9.0')
+        tree = build.build(base, pristine=True)
+        self.assertEqual('fake-0.9.0-pristine', tree.name)
+        self.assertEqual('Import nova 0.9.0\nAdd regression tests',
+                         self.log(tree))
+        exc = self.assertRaises(errors.UsageError, base.for_release,
+                                '0.8.0')
+        self.assertIn('series fake is not set up for nova 0.8.0; its '
+                      'releases are 1.0.0, 0.9.0', str(exc))
+
     def test_without_unknown_commit(self):
         exc = self.assertRaises(errors.UsageError, build.build, self.base,
                                 without=7)
