@@ -56,7 +56,7 @@ class Base:
 
     def for_release(self, version):
         """The same series on another release it lists in ``releases``."""
-        if version in (None, self.nova):
+        if version is None or version == self.nova:
             return self
         known = dict(self.releases)
         if version not in known:
@@ -64,7 +64,8 @@ class Base:
                 'series %s is not set up for nova %s; its releases are %s '
                 '(add "VERSION SHA256" to its releases in %s)' % (
                     self.series, version,
-                    ', '.join([self.nova] + sorted(known)), BASES_FILE))
+                    ', '.join([self.default_nova] + sorted(known)),
+                    BASES_FILE))
         return dataclasses.replace(self, nova=version, sha256=known[version])
 
     def commits(self):
