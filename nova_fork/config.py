@@ -46,6 +46,7 @@ class Base:
     lock_extra: tuple = ()
     releases: tuple = ()
     default_nova: str = ''
+    quilt: bool = False
 
     @property
     def label(self):
@@ -108,6 +109,7 @@ def load_bases(root):
                 lock_extra=tuple(sec.get('lock_extra', '').split()),
                 releases=_pairs(sec.get('releases', '')),
                 default_nova=sec['nova'],
+                quilt=sec.getboolean('quilt', False),
             )
         except KeyError as exc:
             raise errors.UsageError(

@@ -7,6 +7,7 @@ import tempfile
 from nova_fork import build
 from nova_fork import errors
 from nova_fork import gitutils
+from nova_fork import quilt
 
 
 def dist_dir(root, series):
@@ -53,6 +54,9 @@ def export(base):
     try:
         patches = format_patch(tree, base.nova, partial)
         verify(tree, base.nova, patches)
+        if base.quilt:
+            quilt.write_series(tree, base.nova, partial / 'quilt')
+            quilt.verify(base, partial / 'quilt')
         if dest.exists():
             shutil.rmtree(dest)
         partial.rename(dest)

@@ -1,3 +1,4 @@
+import shutil
 from unittest import mock
 
 import testtools
@@ -6,6 +7,7 @@ from nova_fork import check
 from nova_fork import config
 from nova_fork import errors
 from nova_fork import export
+from nova_fork import quilt
 from nova_fork.tests import fakes
 
 
@@ -90,3 +92,51 @@ class CheckTest(testtools.TestCase):
         bases = config.load_bases(project.root)
         self.assertEqual('fake', check.pick_base(bases, '1.2.3').series)
         self.assertEqual('fake', check.pick_base(bases, '7.0.0').series)
+
+
+class QuiltTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        if not shutil.which('quilt'):
+            self.skipTest('quilt is not installed')
+        self.project = self.useFixture(fakes.FakeProject())
+        sha256 = fakes.make_sdist(
+            self.project.root / '.cache/sdists/nova-0.9.0.tar.gz', '0.9.0', {
+                'ChangeLog': '0.9.0\n',
+                'nova/compute/claims.py': fakes.CLAIMS,
+                'nova/pci/manager.py': fakes.MANAGER})
+        bases = self.project.root / 'bases.ini'
+        bases.write_text(bases.read_text() + 'quilt = true\n'
+                         'releases = 0.9.0 %s\n' % sha256)
+        self.base = config.get_base(self.project.root, 'fake')
+
+    def test_quilt_series_with_dep3_headers(self):
+        dest = export.export(self.base)
+        quilt_dir = dest / 'quilt'
+        names = (quilt_dir / 'series').read_text().split()
+        self.assertEqual(['0001-Fix-claims.patch', '0002-Fix-manager.patch',
+                          '0003-Add-regression-tests.patch'], names)
+        text = (quilt_dir / names[1]).read_text()
+        self.assertTrue(text.startswith('Description: Fix manager\n'))
+        for field in ('Author: Nova PCI fork', 'Origin: vendor, nova-fork',
+                      'Bug: https://bugs.launchpad.net/nova/+bug/1860555',
+                      'Last-Update: 2020-01-01'):
+            self.assertIn('\n' + field, text)
+        self.assertIn('releasenotes/notes/fake.yaml', text)
+
+    def test_quilt_series_that_does_not_push(self):
+        real = quilt.write_series
+
+        def broken(tree, since, outdir):
+            names = real(tree, since, outdir)
+            patch = outdir / names[0]
+            patch.write_text(patch.read_text().replace(
+                '     def abort(self):', '     def abandon(self):'))
+            return names
+
+        with mock.patch.object(quilt, 'write_series', side_effect=broken):
+            exc = self.assertRaises(errors.PatchError, export.export,
+                                    self.base)
+        self.assertIn('quilt push -a fails on nova 1.0.0', str(exc))
+        self.assertFalse((self.project.root / 'dist' / 'fake').exists())

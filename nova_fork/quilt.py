@@ -1,0 +1,89 @@
+"""Export a fork as a quilt series with DEP-3 headers, checked with quilt."""
+
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+from nova_fork import build
+from nova_fork import errors
+from nova_fork import fetch
+from nova_fork import gitutils
+
+BUG_URL = 'https://bugs.launchpad.net/nova/+bug/1860555'
+
+
+def dep3(tree, commit):
+    """One commit as a DEP-3 patch: header paragraph, then the diff."""
+    subject = gitutils.out(tree, 'show', '-s', '--format=%s', commit)
+    body = gitutils.out(tree, 'show', '-s', '--format=%b', commit)
+    author = gitutils.out(tree, 'show', '-s', '--format=%an <%ae>', commit)
+    date = gitutils.out(tree, 'show', '-s', '--format=%ad',
+                        '--date=short', commit)
+    lines = ['Description: %s' % subject]
+    for line in body.splitlines():
+        lines.append(' ' + line if line.strip() else ' .')
+    lines += ['Author: %s' % author,
+              'Origin: vendor, nova-fork commit %s' % commit,
+              'Bug: %s' % BUG_URL,
+              'Forwarded: not-needed',
+              'Last-Update: %s' % date,
+              '---']
+    diff = gitutils.out(tree, 'show', '--format=', '--no-renames', '--stat',
+                        '-p', commit)
+    return '\n'.join(lines) + '\n' + diff + '\n'
+
+
+def write_series(tree, since, outdir):
+    """Write one patch a commit and the series file; return the names."""
+    outdir.mkdir(parents=True)
+    commits = gitutils.out(tree, 'rev-list', '--reverse',
+                           '%s..HEAD' % since).split()
+    names = []
+    for number, commit in enumerate(commits, start=1):
+        subject = gitutils.out(tree, 'show', '-s', '--format=%f', commit)
+        name = '%04d-%s.patch' % (number, subject[:52])
+        (outdir / name).write_text(dep3(tree, commit))
+        names.append(name)
+    (outdir / 'series').write_text(''.join(n + '\n' for n in names))
+    return names
+
+
+def verify(base, patches_dir):
+    """quilt push -a onto each release of the series.
+
+    Every release the series serves (bases.ini: nova and releases) is
+    unpacked from its sdist, the series pushed, and the changed files
+    compared with the fork built on that release.
+    """
+    if not shutil.which('quilt'):
+        raise errors.UsageError(
+            'quilt is not installed, so the quilt series cannot be checked: '
+            'apt-get install quilt')
+    for version in [base.default_nova] + [v for v, _ in base.releases]:
+        on_release = base.for_release(version)
+        push_all(on_release, patches_dir, build.build(on_release))
+
+
+def push_all(base, patches_dir, tree):
+    """quilt push -a onto the unpacked sdist; it must give the fork's files."""
+    version = base.nova
+    sdist = fetch.fetch(base.root, version, base.sha256)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = pathlib.Path(tmp) / ('nova-%s' % version)
+        build.unpack(sdist, src)
+        shutil.copytree(patches_dir, src / 'patches')
+        proc = subprocess.run(
+            ['quilt', 'push', '-a', '--quiltrc=-'], cwd=src,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=dict(gitutils.environ(), QUILT_PATCHES='patches'))
+        if proc.returncode:
+            raise errors.PatchError('quilt push -a fails on nova %s: %s' % (
+                version, proc.stdout.strip().splitlines()[-1]))
+        changed = gitutils.out(tree, 'diff', '--name-only', base.nova,
+                               'HEAD').split()
+        for name in changed:
+            if (src / name).read_bytes() != (tree / name).read_bytes():
+                raise errors.PatchError(
+                    'quilt series on nova %s gives a %s that differs from '
+                    'the fork' % (version, name))
