@@ -29,9 +29,9 @@ def dep3(tree, commit):
               'Forwarded: not-needed',
               'Last-Update: %s' % date,
               '---']
-    diff = gitutils.out(tree, 'show', '--format=', '--no-renames', '--stat',
-                        '-p', commit)
-    return '\n'.join(lines) + '\n' + diff + '\n'
+    diff = gitutils.git(tree, 'show', '--format=', '--no-renames', '--stat',
+                        '-p', commit).stdout
+    return '\n'.join(lines) + '\n' + diff
 
 
 def write_series(tree, since, outdir):

@@ -119,7 +119,7 @@ class QuiltTest(testtools.TestCase):
                           '0003-Add-regression-tests.patch'], names)
         text = (quilt_dir / names[1]).read_text()
         self.assertTrue(text.startswith('Description: Fix manager\n'))
-        for field in ('Author: Nova PCI fork', 'Origin: vendor, nova-fork',
+        for field in ('Author: t <t@example.org>', 'Origin: vendor, nova-fork',
                       'Bug: https://bugs.launchpad.net/nova/+bug/1860555',
                       'Last-Update: 2020-01-01'):
             self.assertIn('\n' + field, text)
