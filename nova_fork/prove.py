@@ -13,11 +13,15 @@ import re
 import subprocess
 
 from nova_fork import build
+from nova_fork import errors
 from nova_fork import runner
 from nova_fork import venv
 
 PASS = 'pass'
-SUMMARY_SCRIPT = pathlib.Path(__file__).with_name('subunit2json.py')
+# Run by the base's python, from a folder of its own: a script's folder
+# comes first on sys.path, and the tool's modules must not shadow the
+# standard library's (cmd, venv) there.
+SUMMARY_SCRIPT = pathlib.Path(__file__).parent / 'scripts' / 'subunit2json.py'
 ASSERTION_RE = re.compile(r'(AssertionError|MismatchError)')
 
 
@@ -59,7 +63,12 @@ def run_module(base, tree, regex=None):
                          stdout=subprocess.PIPE)
     summary = subprocess.run(
         [str(python), str(SUMMARY_SCRIPT)], input=proc.stdout,
-        stdout=subprocess.PIPE, check=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if summary.returncode:
+        raise errors.ForkError('reading the results of %s in %s failed: %s'
+                               % (base.regression, tree, summary.stderr
+                                  .decode(errors='replace').strip()
+                                  .splitlines()[-1:]))
     records = {}
     for line in summary.stdout.decode().splitlines():
         record = json.loads(line)
