@@ -43,6 +43,7 @@ class Base:
     affected: str
     tests: tuple
     root: pathlib.Path
+    unit_tests: tuple = ()
     lock_extra: tuple = ()
     releases: tuple = ()
     default_nova: str = ''
@@ -106,6 +107,7 @@ def load_bases(root):
                 affected=sec.get('affected', ''),
                 tests=tuple(sec.get('tests', '').split()),
                 root=root,
+                unit_tests=tuple(sec.get('unit_tests', '').split()),
                 lock_extra=tuple(sec.get('lock_extra', '').split()),
                 releases=_pairs(sec.get('releases', '')),
                 default_nova=sec['nova'],

@@ -113,7 +113,7 @@ def render(columns, rows):
               for i in range(len(header))]
     rule = '  '.join('=' * w for w in widths)
     fmt = '  '.join('%%-%ds' % w for w in widths)
-    lines = [rule, fmt % tuple(header), rule]
+    lines = [rule, (fmt % tuple(header)).rstrip(), rule]
     lines += [(fmt % tuple(r)).rstrip() for r in body]
     lines.append(rule)
     return '\n'.join(lines)

@@ -34,13 +34,24 @@ def stestr(base, tree, args, path='functional', stdout=None):
 
 
 def run(base, tree, stestr_args=(), path='functional'):
-    """``stestr run``: the base's default selection unless args are given."""
+    """``stestr run``: the base's default selection unless args are given.
+
+    The default selection is the series' ``tests`` under the functional
+    test path, then its ``unit_tests`` (if any) under the unit test path.
+    """
     args = list(stestr_args)
-    if not args and path == 'functional':
-        args = ['|'.join(base.tests)]
-    if not args or args[0] not in STESTR_VERBS:
-        args = ['run'] + args
-    return stestr(base, tree, args, path=path).returncode
+    if args:
+        if args[0] not in STESTR_VERBS:
+            args = ['run'] + args
+        return stestr(base, tree, args, path=path).returncode
+    if path == 'unit':
+        return stestr(base, tree, ['run'], path='unit').returncode
+    code = stestr(base, tree, ['run', '|'.join(base.tests)]).returncode
+    if base.unit_tests:
+        unit = stestr(base, tree, ['run', '|'.join(base.unit_tests)],
+                      path='unit').returncode
+        code = code or unit
+    return code
 
 
 def our_python_files(base):
