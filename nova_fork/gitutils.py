@@ -42,8 +42,10 @@ def environ():
 def git(cwd, *args, check=True, input=None):
     """Run git in cwd and return its completed process (text mode)."""
     try:
+        # trees unpacked from an sdist may belong to the sdist's uid
         proc = subprocess.run(
-            ('git',) + args, cwd=cwd, env=environ(), input=input,
+            ('git', '-c', 'safe.directory=*') + args, cwd=cwd, env=environ(),
+            input=input,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     except FileNotFoundError:
         raise errors.UsageError('git is not installed: install git first')

@@ -14,8 +14,12 @@ PATHS = {
 STESTR_VERBS = ('run', 'last', 'failing', 'list', 'slowest', 'load')
 
 
-def environ():
+def environ(python=None):
     env = dict(os.environ)
+    if python:
+        # stestr runs its workers with the first python on PATH
+        env['PATH'] = '%s%s%s' % (python.parent, os.pathsep, env['PATH'])
+        env['VIRTUAL_ENV'] = str(python.parent.parent)
     # As nova's own tox.ini does.
     env.setdefault('OS_STDOUT_CAPTURE', '1')
     env.setdefault('OS_STDERR_CAPTURE', '1')
@@ -28,9 +32,10 @@ def environ():
 def stestr(base, tree, args, path='functional', stdout=None):
     """Run ``stestr --test-path=PATH ARGS`` in tree; return the process."""
     python = venv.ensure(base)
-    cmd = [str(python), '-m', 'stestr', '--test-path=%s' % PATHS[path]]
+    # bin/stestr rather than python -m stestr, which old stestr lacks
+    cmd = [str(python.parent / 'stestr'), '--test-path=%s' % PATHS[path]]
     cmd += list(args)
-    return subprocess.run(cmd, cwd=tree, env=environ(), stdout=stdout)
+    return subprocess.run(cmd, cwd=tree, env=environ(python), stdout=stdout)
 
 
 def run(base, tree, stestr_args=(), path='functional'):
@@ -70,4 +75,4 @@ def lint(base, tree):
     python = venv.ensure(base)
     files = our_python_files(base)
     return subprocess.run([str(python), '-m', 'flake8'] + files, cwd=tree,
-                          env=environ()).returncode
+                          env=environ(python)).returncode

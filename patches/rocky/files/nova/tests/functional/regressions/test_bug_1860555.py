@@ -1,0 +1,423 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+import collections
+import time
+
+import fixtures
+from oslo_serialization import jsonutils
+
+from nova.compute import vm_states
+from nova import context as nova_context
+from nova import objects
+from nova.objects import fields
+from nova.tests.functional import integrated_helpers
+from nova.tests.functional.libvirt import pci_invariants
+from nova.tests.functional import test_servers
+from nova.tests.unit import fake_notifier
+from nova.tests.unit.image import fake as fake_image
+from nova.tests.unit.virt.libvirt import fakelibvirt
+
+_POLICY_VIOLATED = 'Anti-affinity instance group policy was violated'
+
+
+class Bug1860555RegressionTest(
+        pci_invariants.PCIInvariantsMixin,
+        test_servers.ServersTestBase,
+        integrated_helpers.InstanceHelperMixin):
+    """Regression test for bug 1860555: PCI devices survive a reschedule.
+
+    Several servers of an anti-affinity server group that request PCI devices
+    are created at the same time. The scheduler can place two members of the
+    group on the same host, as racing schedulers do (here the scheduler
+    service runs without the ServerGroupAntiAffinityFilter and its RAM
+    weigher steers every member to the same host). nova-compute's late group
+    policy check, ``ComputeManager._validate_instance_group_policy``, then
+    refuses the second member inside ``rt.instance_claim()`` and the build is
+    rescheduled to an alternate host.
+
+    The resource tracker had already allocated the first host's PCI devices
+    to the instance, which appends them to ``instance.pci_devices``. The
+    claim is aborted on a *clone* of the instance (nova/compute/claims.py)
+    and the PCI tracker frees the devices without passing the instance
+    (``PciDevTracker._free_device(dev)``), so the devices of the first host
+    are never removed from ``instance.pci_devices``. That instance goes back
+    to the conductor and on to the next host, whose libvirt driver builds a
+    guest with a hostdev for every device in ``instance.pci_devices``: the
+    first host's devices too. If the addresses collide libvirt refuses the
+    guest (``Device 0000:81:00.0 is already in use``) and, once the retries
+    are exhausted, the server goes to ERROR; otherwise the guest silently
+    gets PCI devices it was never allocated.
+
+    The fake libvirt used here refuses a PCI device used twice, like the real
+    one, and every test ends by checking the PCI invariants on every host.
+    """
+
+    api_major_version = 'v2.1'
+    ADMIN_API = True
+    # 2.37 for networks 'none', 2.64 for the server group policy and rules
+    microversion = 'latest'
+
+    ALIAS_NAME = 'a1'
+    PCI_PASSTHROUGH_WHITELIST = [jsonutils.dumps(
+        {
+            'vendor_id': pci_invariants.PCI_VEND_ID,
+            'product_id': pci_invariants.PCI_PROD_ID,
+        }
+    )]
+    PCI_ALIAS = [jsonutils.dumps(
+        {
+            'vendor_id': pci_invariants.PCI_VEND_ID,
+            'product_id': pci_invariants.PCI_PROD_ID,
+            'name': ALIAS_NAME,
+            'device_type': fields.PciDeviceType.STANDARD,
+        }
+    )]
+    # The scheduler service does not enforce the group policy, like two
+    # schedulers racing each other would not; nova-compute's late check has
+    # to.
+    ENABLED_FILTERS = [
+        'ComputeFilter',
+        'ComputeCapabilitiesFilter',
+        'ImagePropertiesFilter',
+        'PciPassthroughFilter',
+    ]
+    # Only the free RAM orders the hosts: compute1 has the most, and so on.
+    WEIGHT_CLASSES = ['nova.scheduler.weights.ram.RAMWeigher']
+
+    def setUp(self):
+        super(Bug1860555RegressionTest, self).setUp()
+        self.flags(
+            passthrough_whitelist=self.PCI_PASSTHROUGH_WHITELIST,
+            alias=self.PCI_ALIAS,
+            group='pci')
+        # The scheduler service was started above with its own view of
+        # enabled_filters (see _setup_scheduler_service). The conductor, a
+        # separate service in a real deployment, accepts anti-affinity groups
+        # only when ServerGroupAntiAffinityFilter is configured, and caches
+        # that answer per process: configure it for the conductor and drop
+        # the answer a previous test of this process may have cached.
+        self.flags(
+            enabled_filters=self.ENABLED_FILTERS + [
+                'ServerGroupAntiAffinityFilter'],
+            group='filter_scheduler')
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.scheduler.utils._SUPPORTS_ANTI_AFFINITY', None))
+        fake_notifier.stub_notifier(self)
+        self.addCleanup(fake_notifier.reset)
+
+    def _setup_scheduler_service(self):
+        self.flags(
+            enabled_filters=self.ENABLED_FILTERS,
+            weight_classes=self.WEIGHT_CLASSES,
+            group='filter_scheduler')
+        return self.start_service('scheduler')
+
+    # helpers
+
+    def _start_hosts(self, layout, ram_mb=None):
+        """Start one compute per item of layout, named compute1, compute2...
+
+        Each item lists the (bus, slot) of the type-PCI devices of the host,
+        which are at 0000:bus:slot.0. Unless ram_mb lists the RAM of each
+        host, compute1 has the most RAM, compute2 the second most, and so on,
+        so the RAM weigher puts every member on compute1 (as long as it has
+        free devices) and orders the alternate hosts by name.
+        """
+        ram_mb = ram_mb or [
+            (16 + 4 * (len(layout) - i)) * 1024
+            for i in range(1, len(layout) + 1)]
+        hostnames = []
+        for i, devices in enumerate(layout, start=1):
+            pci_info = pci_invariants.HostPCIDevicesInfo()
+            for bus, slot in devices:
+                pci_info.add_device(bus=bus, slot=slot, numa_node=0)
+            # NOTE: the fake libvirt of rocky reports kB_mem as the MiB of
+            # memory of the host (like virNodeGetInfo does).
+            host_info = fakelibvirt.HostInfo(
+                cpus=4, cpu_nodes=1, cpu_sockets=1, cpu_cores=4,
+                cpu_threads=1, kB_mem=ram_mb[i - 1])
+            hostnames.append(self.start_compute(
+                'compute%d' % i, host_info=host_info, pci_info=pci_info))
+        return hostnames
+
+    @staticmethod
+    def _devices(count, bus=0x81, first_slot=0):
+        return [(bus, slot) for slot in range(first_slot, first_slot + count)]
+
+    def _create_pci_flavor(self, num_devices=1):
+        return self._create_flavor(
+            memory_mb=512, vcpu=1, disk=1, ephemeral=0,
+            extra_spec={
+                'pci_passthrough:alias': '%s:%d' % (
+                    self.ALIAS_NAME, num_devices)})
+
+    def _create_group(self, max_server_per_host=None):
+        body = {'name': 'bug-1860555', 'policy': 'anti-affinity'}
+        if max_server_per_host:
+            body['rules'] = {'max_server_per_host': max_server_per_host}
+        return self.api.post_server_groups(body)
+
+    def _create_members(self, group, flavor_id, count, host=None):
+        """Create count members of the group with one request.
+
+        The members are scheduled together and built concurrently.
+        """
+        server = {
+            'name': 'bug-1860555',
+            'imageRef': fake_image.get_valid_image_id(),
+            'flavorRef': flavor_id,
+            'networks': 'none',
+            'min_count': count,
+            'max_count': count,
+        }
+        if host:
+            server['availability_zone'] = 'nova:%s' % host
+        self.api.post_server(
+            {'server': server, 'os:scheduler_hints': {'group': group['id']}})
+
+    def _wait_for_builds(self, count, timeout=60):
+        """Wait for count servers to exist and to be done building."""
+        ctxt = nova_context.get_admin_context()
+        deadline = time.time() + timeout
+        while True:
+            # Polling the DB is much cheaper than polling the API.
+            instances = objects.InstanceList.get_all(ctxt)
+            if len(instances) == count and all(
+                inst.vm_state in (vm_states.ACTIVE, vm_states.ERROR) and
+                inst.task_state is None
+                for inst in instances
+            ):
+                return self.api.get_servers()
+            if time.time() > deadline:
+                self.fail(
+                    'Servers still building: %s\nBuild failures other than '
+                    'the anti-affinity reschedules: %s' % (
+                        [(inst.uuid, inst.vm_state, inst.task_state)
+                         for inst in instances],
+                        self._other_build_failures()))
+            time.sleep(0.1)
+
+    def _create_error_notifications(self):
+        """[(instance uuid, host, exception, message)] of failed builds."""
+        failures = []
+        for notification in fake_notifier.VERSIONED_NOTIFICATIONS:
+            if notification['event_type'] != 'instance.create.error':
+                continue
+            data = notification['payload']['nova_object.data']
+            fault = data['fault']['nova_object.data']
+            failures.append((
+                data['uuid'], notification['publisher_id'].split(':')[-1],
+                fault['exception'], fault['exception_message']))
+        return failures
+
+    @staticmethod
+    def _is_policy_rejection(failure):
+        # In rocky the late check raises RescheduledException.
+        return (failure[2] == 'RescheduledException' and
+                _POLICY_VIOLATED in failure[3])
+
+    def _policy_rejections(self):
+        """[(instance uuid, host)] refused by the late group policy check."""
+        return [
+            (failure[0], failure[1])
+            for failure in self._create_error_notifications()
+            if self._is_policy_rejection(failure)]
+
+    def _other_build_failures(self):
+        """Failed builds not due to the late group policy check."""
+        return [
+            failure for failure in self._create_error_notifications()
+            if not self._is_policy_rejection(failure)]
+
+    def assert_rescheduled_by_policy(self, minimum):
+        """Assert the compute's late affinity check really rescheduled."""
+        rejections = self._policy_rejections()
+        self.assertGreaterEqual(
+            len(rejections), minimum,
+            'Expected at least %d builds refused by the late anti-affinity '
+            'check of nova-compute, got %s; the scenario did not exercise a '
+            'reschedule' % (minimum, rejections))
+        return rejections
+
+    def assert_servers_active(self, servers):
+        """Assert every server is ACTIVE; else show why it failed."""
+        failed = [s for s in servers if s['status'] != 'ACTIVE']
+        if failed:
+            self.fail(
+                'Servers expected to be ACTIVE with their PCI devices went to '
+                '%s:\n  %s\n'
+                'Build failures other than the anti-affinity reschedules '
+                '(instance, host, exception, message):\n  %s' % (
+                    sorted(set(s['status'] for s in failed)),
+                    '\n  '.join(
+                        '%s: %s' % (s['id'], s.get('fault', {}).get('message'))
+                        for s in failed),
+                    '\n  '.join(
+                        str(f) for f in self._other_build_failures())))
+
+    def assert_guest_pci_devices(self, servers, num_devices):
+        """Assert every guest has exactly its requested PCI devices."""
+        problems = []
+        for server in servers:
+            host = server['OS-EXT-SRV-ATTR:host']
+            conn = self.computes[host].driver._host.get_connection()
+            hostdevs = conn.get_guest_pci_hostdevs().get(server['id'])
+            if hostdevs is None or len(hostdevs) != num_devices:
+                problems.append(
+                    'guest of %s on %s has PCI device hostdevs %s, %d '
+                    'requested' % (server['id'], host, hostdevs, num_devices))
+        if problems:
+            self.fail(
+                'PCI device hostdevs of the guests are wrong:\n  %s' %
+                '\n  '.join(problems))
+
+    def assert_members_spread(self, servers, max_server_per_host=1):
+        per_host = collections.Counter(
+            s['OS-EXT-SRV-ATTR:host'] for s in servers)
+        for host, count in per_host.items():
+            self.assertLessEqual(
+                count, max_server_per_host,
+                'Anti-affinity violated on %s: %s' % (host, per_host))
+
+    # scenarios
+
+    def test_reschedule_same_pci_address(self):
+        """The devices of both hosts share their addresses.
+
+        compute1 and compute2 both have 0000:81:00.0 and 0000:81:01.0. Both
+        members are scheduled to compute1 and both claim a device there;
+        the late affinity check refuses one of them (with rocky's green
+        threads both claims can happen before the first check, so either
+        member may be the one refused). It is rescheduled to compute2
+        carrying compute1's device in its pci_devices next to the device
+        compute2 gives it: if that is the same address libvirt refuses a
+        guest with the same device twice ("already in use") and with no
+        retries left the server goes to ERROR, otherwise the guest gets
+        compute1's device as an extra hostdev.
+        """
+        self.flags(max_attempts=2, group='scheduler')
+        self._start_hosts([self._devices(2), self._devices(2)])
+        group = self._create_group()
+        self._create_members(group, self._create_pci_flavor(), 2)
+        servers = self._wait_for_builds(2)
+
+        self.assertEqual(
+            ['compute1'], [h for _, h in self.assert_rescheduled_by_policy(1)])
+        self.assert_servers_active(servers)
+        self.assert_members_spread(servers)
+        self.assert_guest_pci_devices(servers, 1)
+        self.assert_pci_invariants()
+
+    def test_reschedule_distinct_pci_addresses(self):
+        """Two hosts whose devices have different addresses.
+
+        The rescheduled member boots on compute2, and its guest gets its
+        device of compute1 (0000:81:0x.0) as an extra hostdev next to its own
+        0000:82:00.0.
+        """
+        self.flags(max_attempts=2, group='scheduler')
+        self._start_hosts([self._devices(2), self._devices(1, bus=0x82)])
+        group = self._create_group()
+        self._create_members(group, self._create_pci_flavor(), 2)
+        servers = self._wait_for_builds(2)
+
+        self.assertEqual(
+            ['compute1'], [h for _, h in self.assert_rescheduled_by_policy(1)])
+        self.assert_servers_active(servers)
+        self.assert_members_spread(servers)
+        self.assert_guest_pci_devices(servers, 1)
+        self.assert_pci_invariants()
+
+    def test_concurrent_members_many_collisions(self):
+        """Six members created concurrently, two allowed per host.
+
+        compute1 and compute2 have three devices each, 0000:81:00.0 to
+        0000:81:02.0, and about the same RAM, more than compute3, so the
+        scheduler splits the six members between them (three each, all
+        their devices) and gives each member compute3 as its alternate.
+        Each of compute1 and compute2 keeps two members and rejects one. The
+        two rejected members are rescheduled together to compute3 (the same
+        three device addresses), carrying their stale devices along.
+        """
+        self.flags(max_attempts=2, group='scheduler')
+        ram_mb = [24 * 1024, 24 * 1024 - 256, 16 * 1024]
+        self._start_hosts([self._devices(3)] * 3, ram_mb=ram_mb)
+        group = self._create_group(max_server_per_host=2)
+        self._create_members(group, self._create_pci_flavor(), 6)
+        servers = self._wait_for_builds(6)
+
+        rejections = self.assert_rescheduled_by_policy(2)
+        first = collections.Counter(h for _, h in rejections)
+        self.assertEqual(
+            {'compute1': 1, 'compute2': 1}, first, rejections)
+        self.assert_servers_active(servers)
+        self.assert_members_spread(servers, max_server_per_host=2)
+        self.assert_guest_pci_devices(servers, 1)
+        self.assert_pci_invariants()
+
+    def test_reschedule_retries_exhausted(self):
+        """Every candidate host already holds a member of the group.
+
+        One member runs on compute1 and one on compute2. A third member is
+        scheduled to compute1 (the RAM weigher), refused there, rescheduled to
+        compute2, refused there too, and with no retries left goes to ERROR.
+        Every device it claimed on either host must be free again.
+        """
+        self.flags(max_attempts=2, group='scheduler')
+        self._start_hosts([self._devices(2), self._devices(2)])
+        group = self._create_group()
+        flavor_id = self._create_pci_flavor()
+        self._create_members(group, flavor_id, 1, host='compute1')
+        self._create_members(group, flavor_id, 1, host='compute2')
+        self._wait_for_builds(2)
+        self.assertEqual([], self._policy_rejections())
+
+        self._create_members(group, flavor_id, 1)
+        servers = self._wait_for_builds(3)
+
+        rejections = self.assert_rescheduled_by_policy(2)
+        failed = [s for s in servers if s['status'] == 'ERROR']
+        self.assertEqual(1, len(failed), servers)
+        self.assertEqual(
+            [(failed[0]['id'], 'compute1'), (failed[0]['id'], 'compute2')],
+            rejections)
+        self.assertIn(
+            'Exceeded maximum number of retries',
+            failed[0]['fault']['message'])
+        active = [s for s in servers if s['status'] == 'ACTIVE']
+        self.assertEqual(2, len(active), servers)
+        self.assert_members_spread(active)
+        self.assert_guest_pci_devices(active, 1)
+        self.assert_pci_invariants()
+
+    def test_reschedule_two_devices(self):
+        """A flavor asking for two devices; same addresses on both hosts.
+
+        compute1 has 0000:81:00.0 to 0000:81:03.0, compute2 has 0000:81:00.0
+        and 0000:81:01.0. The member rejected by compute1 arrives on compute2
+        with the two devices it claimed on compute1, at least one of them at
+        an address of compute2's two devices (libvirt: "already in use") or
+        as extra hostdevs.
+        """
+        self.flags(max_attempts=2, group='scheduler')
+        self._start_hosts([self._devices(4), self._devices(2)])
+        group = self._create_group()
+        self._create_members(group, self._create_pci_flavor(2), 2)
+        servers = self._wait_for_builds(2)
+
+        self.assertEqual(
+            ['compute1'], [h for _, h in self.assert_rescheduled_by_policy(1)])
+        self.assert_servers_active(servers)
+        self.assert_members_spread(servers)
+        self.assert_guest_pci_devices(servers, 2)
+        self.assert_pci_invariants()
