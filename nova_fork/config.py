@@ -48,6 +48,7 @@ class Base:
     releases: tuple = ()
     default_nova: str = ''
     quilt: bool = False
+    backport_of: str = ''
 
     @property
     def label(self):
@@ -112,6 +113,7 @@ def load_bases(root):
                 releases=_pairs(sec.get('releases', '')),
                 default_nova=sec['nova'],
                 quilt=sec.getboolean('quilt', False),
+                backport_of=sec.get('backport_of', ''),
             )
         except KeyError as exc:
             raise errors.UsageError(

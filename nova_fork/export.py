@@ -1,10 +1,12 @@
 """Export a fork as a git format-patch series, checked with git am."""
 
 import pathlib
+import re
 import shutil
 import tempfile
 
 from nova_fork import build
+from nova_fork import config
 from nova_fork import errors
 from nova_fork import gitutils
 from nova_fork import quilt
@@ -44,6 +46,47 @@ def verify(tree, tag, patches):
                 'expected %s' % (got, want))
 
 
+PICKED_RE = re.compile(r'\(cherry picked from commit ([0-9a-f]{40})\)')
+CHANGE_ID_RE = re.compile(r'^Change-Id: (I[0-9a-f]{40})$', re.M)
+
+
+def _same_change(source, backport):
+    """Same Change-Id, or, where there is none, the same subject."""
+    ids = CHANGE_ID_RE.findall(backport)
+    if ids:
+        return ids == CHANGE_ID_RE.findall(source)
+    return source.splitlines()[:1] == backport.splitlines()[:1]
+
+
+def check_cherry_picks(base, tree):
+    """Each backport must name a commit of its source series' fork.
+
+    The fork's commit ids are reproducible, so a backport's "(cherry
+    picked from commit X)" line can be checked: X must be a commit of the
+    source fork with the same Change-Id.
+    """
+    source_tree = build.build(config.get_base(base.root, base.backport_of))
+    for commit in gitutils.out(tree, 'rev-list', '%s..HEAD' % base.nova
+                               ).split():
+        message = gitutils.out(tree, 'show', '-s', '--format=%B', commit)
+        picked = PICKED_RE.findall(message)
+        subject = message.splitlines()[0]
+        if not picked:
+            raise errors.PatchError(
+                '%s: "%s" has no "(cherry picked from commit ...)" line; '
+                'name the %s commit it backports' % (
+                    base.series, subject, base.backport_of))
+        proc = gitutils.git(source_tree, 'show', '-s', '--format=%B',
+                            picked[-1] + '^{commit}', check=False)
+        if proc.returncode or not _same_change(proc.stdout, message):
+            raise errors.PatchError(
+                '%s: "%s" says it is cherry picked from %s, which is not '
+                'the commit with its Change-Id in the %s fork; update the '
+                'line (nova-fork build %s; git log)' % (
+                    base.series, subject, picked[-1][:12], base.backport_of,
+                    base.backport_of))
+
+
 def export(base):
     """Write the fork's commits to dist/SERIES/ and return that folder."""
     tree = build.build(base)
@@ -52,6 +95,8 @@ def export(base):
     partial = dest.parent / ('.%s.partial' % base.label)
     shutil.rmtree(partial, ignore_errors=True)
     try:
+        if base.backport_of:
+            check_cherry_picks(base, tree)
         patches = format_patch(tree, base.nova, partial)
         verify(tree, base.nova, patches)
         if base.quilt:

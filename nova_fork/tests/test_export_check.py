@@ -3,10 +3,12 @@ from unittest import mock
 
 import testtools
 
+from nova_fork import build
 from nova_fork import check
 from nova_fork import config
 from nova_fork import errors
 from nova_fork import export
+from nova_fork import gitutils
 from nova_fork import quilt
 from nova_fork.tests import fakes
 
@@ -140,3 +142,50 @@ class QuiltTest(testtools.TestCase):
                                     self.base)
         self.assertIn('quilt push -a fails on nova 1.0.0', str(exc))
         self.assertFalse((self.project.root / 'dist' / 'fake').exists())
+
+
+class CherryPickTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.project = self.useFixture(fakes.FakeProject())
+        root = self.project.root
+        source = build.build(config.get_base(root, 'fake'))
+        shas = gitutils.out(source, 'rev-list', '--reverse',
+                            '1.0.0..HEAD').split()
+        old = root / 'patches' / 'old'
+        old.mkdir()
+        self.shas = shas
+        for name, sha in zip(sorted(
+                p.name for p in (root / 'patches/fake').iterdir()
+                if p.name != 'series'), shas):
+            text = (root / 'patches/fake' / name).read_text()
+            line = '(cherry picked from commit %s)\n' % sha
+            if name.endswith('.patch'):
+                text = text.replace('\n---\n', '\n' + line + '---\n', 1)
+            else:
+                text += line
+            (old / name).write_text(text)
+        (old / 'series').write_text(
+            (root / 'patches/fake/series').read_text())
+        bases = root / 'bases.ini'
+        text = bases.read_text()
+        bases.write_text(text + '\n' + text.replace('[fake]', '[old]')
+                         .replace('patches/fake', 'patches/old') +
+                         'backport_of = fake\n')
+
+    def test_cherry_picks_name_the_source_commits(self):
+        base = config.get_base(self.project.root, 'old')
+        dest = export.export(base)
+        self.assertIn('(cherry picked from commit %s)' % self.shas[1],
+                      (dest / '0002-Fix-manager.patch').read_text())
+
+    def test_wrong_cherry_pick_is_refused(self):
+        patch = self.project.root / 'patches/old/0001-Fix-claims.patch'
+        patch.write_text(patch.read_text().replace(self.shas[0],
+                                                   self.shas[1]))
+        base = config.get_base(self.project.root, 'old')
+        exc = self.assertRaises(errors.PatchError, export.export, base)
+        self.assertIn('old: "Fix claims" says it is cherry picked from %s, '
+                      'which is not the commit with its Change-Id'
+                      % self.shas[1][:12], str(exc))
