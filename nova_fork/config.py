@@ -47,6 +47,7 @@ class Base:
     lock_extra: tuple = ()
     releases: tuple = ()
     default_nova: str = ''
+    default_sha256: str = ''
     quilt: bool = False
     backport_of: str = ''
 
@@ -62,12 +63,14 @@ class Base:
         if version is None or version == self.nova:
             return self
         known = dict(self.releases)
+        known[self.default_nova] = self.default_sha256
         if version not in known:
             raise errors.UsageError(
                 'series %s is not set up for nova %s; its releases are %s '
                 '(add "VERSION SHA256" to its releases in %s)' % (
                     self.series, version,
-                    ', '.join([self.default_nova] + sorted(known)),
+                    ', '.join([self.default_nova] + sorted(
+                        v for v in known if v != self.default_nova)),
                     BASES_FILE))
         return dataclasses.replace(self, nova=version, sha256=known[version])
 
@@ -112,6 +115,7 @@ def load_bases(root):
                 lock_extra=tuple(sec.get('lock_extra', '').split()),
                 releases=_pairs(sec.get('releases', '')),
                 default_nova=sec['nova'],
+                default_sha256=sec['sha256'].lower(),
                 quilt=sec.getboolean('quilt', False),
                 backport_of=sec.get('backport_of', ''),
             )

@@ -72,6 +72,7 @@ class BuildTest(testtools.TestCase):
         self.assertEqual('fake-0.9.0-pristine', tree.name)
         self.assertEqual('Import nova 0.9.0\nAdd regression tests',
                          self.log(tree))
+        self.assertEqual(self.base.sha256, base.for_release('1.0.0').sha256)
         exc = self.assertRaises(errors.UsageError, base.for_release,
                                 '0.8.0')
         self.assertIn('series fake is not set up for nova 0.8.0; its '
