@@ -61,8 +61,8 @@ def run_module(base, tree, regex=None):
     proc = runner.stestr(base, tree,
                          ['run', '--subunit', regex or base.regression],
                          stdout=subprocess.PIPE)
-    summary = subprocess.run(
-        [str(python), str(SUMMARY_SCRIPT)], input=proc.stdout,
+    summary = venv.run(
+        base, [str(python), str(SUMMARY_SCRIPT)], input=proc.stdout,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if summary.returncode:
         raise errors.ForkError('reading the results of %s in %s failed: %s'

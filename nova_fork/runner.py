@@ -1,7 +1,6 @@
 """Run stestr in a materialized tree with the base's venv."""
 
 import os
-import subprocess
 
 from nova_fork import detect
 from nova_fork import venv
@@ -35,7 +34,7 @@ def stestr(base, tree, args, path='functional', stdout=None):
     # bin/stestr rather than python -m stestr, which old stestr lacks
     cmd = [str(python.parent / 'stestr'), '--test-path=%s' % PATHS[path]]
     cmd += list(args)
-    return subprocess.run(cmd, cwd=tree, env=environ(python), stdout=stdout)
+    return venv.run(base, cmd, cwd=tree, env=environ(python), stdout=stdout)
 
 
 def run(base, tree, stestr_args=(), path='functional'):
@@ -74,5 +73,5 @@ def lint(base, tree):
     """flake8 with the tree's own configuration and nova's local checks."""
     python = venv.ensure(base)
     files = our_python_files(base)
-    return subprocess.run([str(python), '-m', 'flake8'] + files, cwd=tree,
-                          env=environ(python)).returncode
+    return venv.run(base, [str(python), '-m', 'flake8'] + files, cwd=tree,
+                    env=environ(python)).returncode

@@ -9,6 +9,7 @@ import sys
 import tempfile
 
 from nova_fork import build
+from nova_fork import chroot
 from nova_fork import errors
 from nova_fork import fetch
 
@@ -103,14 +104,52 @@ def _create(python, path, root=None):
     return path / 'bin' / 'python'
 
 
+def chroot_of(base):
+    """The bullseye root the base's tests run in, or None for the host."""
+    if chroot.wanted() or not find_interpreter(base.python):
+        return chroot.path(base.root)
+    return None
+
+
+def run(base, cmd, cwd=None, env=None, **kwargs):
+    """Run cmd for the base: on the host, or inside its bullseye root."""
+    root = chroot_of(base)
+    if root is None:
+        return subprocess.run(cmd, cwd=cwd, env=env, **kwargs)
+    env = dict(env or os.environ)
+    env['PATH'] = env.get('PATH', '') + ':/usr/sbin:/usr/bin:/sbin:/bin'
+    env['PIP_CERT'] = '/etc/ssl/certs/ca-certificates.crt'
+    with chroot.mounted(root, base.root):
+        return subprocess.run(
+            chroot.command(root, cmd, cwd or base.root), env=env, **kwargs)
+
+
+def _create_in_chroot(base, path):
+    root = chroot.provision(base.root)
+    env = dict(os.environ, PYTHONPATH='/' + chroot.VIRTUALENV_DIR)
+    proc = run(base, ['python3', '-m', 'virtualenv', '-q', '-p',
+                      base.python, str(path)], env=env,
+               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode:
+        raise errors.ForkError('creating a %s virtualenv in %s failed: %s'
+                               % (base.python, root, proc.stdout.strip()))
+    return path / 'bin' / 'python'
+
+
 def ensure(base):
-    """Build the base's venv from its lock file, or reuse it; return python."""
+    """Build the base's venv from its lock file, or reuse it; return python.
+
+    Where the host has no interpreter for the base (or NOVA_FORK_CHROOT=1),
+    the venv is made and used inside a Debian bullseye root.
+    """
     if not base.lock.is_file():
         raise errors.UsageError(
             'series %s has no lock file at %s; generate it with '
             '"nova-fork lock %s --constraints FILE"' % (
                 base.series, base.lock, base.series))
-    want = hashlib.sha256(base.lock.read_bytes()).hexdigest()
+    in_chroot = chroot_of(base) is not None
+    want = '%s %s' % (hashlib.sha256(base.lock.read_bytes()).hexdigest(),
+                      'chroot' if in_chroot else 'host')
     path = venv_dir(base.root, base.series)
     python = path / 'bin' / 'python'
     stamp = path / STAMP
@@ -120,11 +159,19 @@ def ensure(base):
     shutil.rmtree(path, ignore_errors=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        python = _create(interpreter(base), path, base.root)
-        _run([str(python), '-m', 'pip', 'install', '-q',
-              '--disable-pip-version-check', '--no-deps',
-              '-r', str(base.lock)],
-             'installing %s into %s' % (base.lock.name, path))
+        if in_chroot:
+            python = _create_in_chroot(base, path)
+        else:
+            python = _create(interpreter(base), path, base.root)
+        proc = run(base, [str(python), '-m', 'pip', 'install', '-q',
+                          '--disable-pip-version-check', '--no-deps',
+                          '-r', str(base.lock)],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                   text=True)
+        if proc.returncode:
+            lines = [s for s in proc.stdout.splitlines() if s.strip()]
+            raise errors.ForkError('installing %s into %s failed: %s' % (
+                base.lock.name, path, lines[-1] if lines else proc.returncode))
         stamp.write_text(want + '\n')
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)

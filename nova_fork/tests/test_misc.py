@@ -2,14 +2,17 @@ import io
 import subprocess
 from unittest import mock
 
+import fixtures
 import testtools
 
+from nova_fork import chroot
 from nova_fork import cmd
 from nova_fork import config
 from nova_fork import errors
 from nova_fork import fetch
 from nova_fork import prove
 from nova_fork.tests import fakes
+from nova_fork import venv
 
 
 class ConfigTest(testtools.TestCase):
@@ -137,3 +140,35 @@ class MainTest(testtools.TestCase):
             self.assertEqual(0, cmd.main(['build', 'fake', '--pristine']))
         self.assertEqual(str(project.root / 'build' / 'fake-pristine'),
                          out.getvalue().strip())
+
+
+class ChrootTest(testtools.TestCase):
+
+    def test_command_runs_in_the_folder(self):
+        self.assertEqual(
+            ['chroot', '/r', '/bin/sh', '-c', 'cd "$1" && shift && exec "$@"',
+             'sh', '/p/build/rocky', '/p/.venvs/rocky/bin/stestr', 'run'],
+            chroot.command('/r', ['/p/.venvs/rocky/bin/stestr', 'run'],
+                           '/p/build/rocky'))
+
+    def test_mounts_under(self):
+        mounts = ('proc /r/proc proc rw 0 0\n'
+                  'udev /r/dev devtmpfs rw 0 0\n'
+                  '/dev/vda /r2/x ext4 rw 0 0\n'
+                  '/dev/vda /r/p\\040q ext4 rw 0 0\n')
+        with mock.patch('builtins.open', mock.mock_open(read_data=mounts)):
+            self.assertEqual(['/r/proc', '/r/dev', '/r/p q'],
+                             chroot.mounts_under('/r'))
+
+    def test_host_python_is_preferred(self):
+        base = mock.Mock(python='python3', root='/p')
+        self.useFixture(fixtures.EnvironmentVariable('NOVA_FORK_CHROOT'))
+        self.assertIsNone(venv.chroot_of(base))
+        self.useFixture(fixtures.EnvironmentVariable('NOVA_FORK_CHROOT', '1'))
+        self.assertEqual('/p/.cache/chroot/bullseye',
+                         str(venv.chroot_of(base)))
+
+    def test_no_such_python_uses_the_chroot(self):
+        base = mock.Mock(python='python0.1', root='/p')
+        self.assertEqual('/p/.cache/chroot/bullseye',
+                         str(venv.chroot_of(base)))
