@@ -144,6 +144,25 @@ def mounted(chroot, project):
         signal.signal(signal.SIGTERM, old)
 
 
+def run(cmd, input=None, **kwargs):
+    """subprocess.run in a session of its own, killed whole if we stop.
+
+    So that no test process is left running inside the root when its
+    mounts are undone.
+    """
+    proc = subprocess.Popen(cmd, start_new_session=True,
+                            stdin=subprocess.PIPE if input else None,
+                            **kwargs)
+    try:
+        out, err = proc.communicate(input)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def command(chroot, cmd, cwd):
     """cmd (absolute paths) as run inside the root, in cwd."""
     script = 'cd "$1" && shift && exec "$@"'

@@ -120,8 +120,8 @@ def run(base, cmd, cwd=None, env=None, **kwargs):
     env['PATH'] = env.get('PATH', '') + ':/usr/sbin:/usr/bin:/sbin:/bin'
     env['PIP_CERT'] = '/etc/ssl/certs/ca-certificates.crt'
     with chroot.mounted(root, base.root):
-        return subprocess.run(
-            chroot.command(root, cmd, cwd or base.root), env=env, **kwargs)
+        return chroot.run(chroot.command(root, cmd, cwd or base.root),
+                          env=env, **kwargs)
 
 
 def _create_in_chroot(base, path):
