@@ -23,8 +23,10 @@ SETUPTOOLS = 'setuptools<70'
 VIRTUALENV = 'virtualenv<20.22'
 
 
-def venv_dir(root, series):
-    return pathlib.Path(root) / '.venvs' / series
+def venv_dir(root, series, in_chroot=False):
+    """.venvs/SERIES, or .venvs/SERIES-bullseye for one made in the root."""
+    name = '%s-%s' % (series, chroot.SUITE) if in_chroot else series
+    return pathlib.Path(root) / '.venvs' / name
 
 
 def _works(python):
@@ -150,7 +152,7 @@ def ensure(base):
     in_chroot = chroot_of(base) is not None
     want = '%s %s' % (hashlib.sha256(base.lock.read_bytes()).hexdigest(),
                       'chroot' if in_chroot else 'host')
-    path = venv_dir(base.root, base.series)
+    path = venv_dir(base.root, base.series, in_chroot)
     python = path / 'bin' / 'python'
     stamp = path / STAMP
     if stamp.is_file() and stamp.read_text().strip() == want and \
