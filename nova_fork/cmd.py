@@ -69,7 +69,7 @@ def check_cmd(args, root):
         base = config.get_base(root, args.series)
     else:
         base = check.pick_base(bases, args.version)
-    needs, lines = check.check(base, args.version)
+    _, lines = check.check(base, args.version)
     print('\n'.join(lines))
     return 0
 
