@@ -95,13 +95,8 @@ def apply_commit(tree, base, commit):
                             '--committer-date-is-author-date',
                             str(commit.path), check=False)
         if proc.returncode:
+            # refuse_if_fixed already turned away a release that has it
             gitutils.git(tree, 'am', '--abort', check=False)
-            verdict, _ = detect.classify(tree, commit)
-            if verdict == detect.HAS:
-                raise errors.AlreadyFixed(
-                    'nova %s already carries %s: the fix would be applied '
-                    'twice; use a release that needs it (nova-fork check)'
-                    % (base.nova, commit.name))
             raise errors.PatchError('%s does not apply to nova %s: %s' % (
                 commit.path.relative_to(base.root), base.nova,
                 detect.describe_failure(commit.path.read_text(),
