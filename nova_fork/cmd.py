@@ -38,10 +38,7 @@ def lock_cmd(args, root):
 def test_cmd(args, root):
     base = _base(args, root)
     tree = build.build(base, pristine=args.pristine, without=args.without)
-    stestr_args = args.stestr_args
-    if stestr_args and stestr_args[0] == '--':
-        stestr_args = stestr_args[1:]
-    code = runner.run(base, tree, stestr_args, path=args.path)
+    code = runner.run(base, tree, args.stestr_args, path=args.path)
     if code:
         raise errors.TestFailure(
             'tests failed in %s (exit %d); "nova-fork test %s -- last" '
@@ -140,7 +137,7 @@ def make_parser():
                    default='functional',
                    help='the test path stestr discovers (default: '
                         'functional)')
-    p.add_argument('stestr_args', nargs=argparse.REMAINDER,
+    p.add_argument('stestr_args', nargs='*',
                    help='after --: stestr arguments, e.g. a test regex')
     p.set_defaults(func=test_cmd)
 
@@ -176,7 +173,19 @@ def make_parser():
 
 
 def main(argv=None):
-    args = make_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after "--" is for stestr; argparse's subcommands do not
+    # keep "--" apart themselves.
+    extra = []
+    if '--' in argv:
+        extra = argv[argv.index('--') + 1:]
+        argv = argv[:argv.index('--')]
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if extra:
+        if not hasattr(args, 'stestr_args'):
+            parser.error('only "test" takes arguments after --')
+        args.stestr_args = list(args.stestr_args) + extra
     try:
         root = config.find_root()
         return args.func(args, root)
