@@ -39,10 +39,27 @@ def select(base, pristine=False, without=None):
                     base.series, without,
                     ', '.join('%d (%s)' % (c.number, c.name)
                               for c in commits)))
-        return [c for c in commits if c.number != without]
+        return [c for c in commits if c.number not in left_out(commits,
+                                                                without)]
     if pristine:
         return [c for c in commits if not c.is_fix]
     return commits
+
+
+def left_out(commits, without):
+    """Commit without, and the later ones that build on it (needs=).
+
+    >>> from nova_fork.config import Commit
+    >>> c = [Commit(1, 'a', None, ()), Commit(2, 'b', None, ()),
+    ...      Commit(3, 'c', None, (), needs=(1,))]
+    >>> sorted(left_out(c, 1)), sorted(left_out(c, 2))
+    ([1, 3], [2])
+    """
+    dropped = {without}
+    for commit in commits:
+        if dropped.intersection(commit.needs):
+            dropped.add(commit.number)
+    return dropped
 
 
 def digest(base, commits):

@@ -126,8 +126,10 @@ def make_parser():
     p = sub.add_parser('lock', help='resolve the test dependencies and write '
                        'the lock file')
     p.add_argument('series')
-    p.add_argument('--constraints', required=True, metavar='FILE',
-                   help="upstream's upper-constraints for the series")
+    p.add_argument('--constraints', metavar='FILE',
+                   help="upstream's upper-constraints for the series; "
+                        'without it, the newest releases on PyPI (for a '
+                        'series upstream has not published them for yet)')
     p.set_defaults(func=lock_cmd)
 
     p = sub.add_parser('test', help='run stestr in a tree with its venv')

@@ -19,6 +19,7 @@ class Commit:
     path: pathlib.Path
     files: tuple
     sources: tuple = ()
+    needs: tuple = ()
 
     @property
     def is_patch(self):
@@ -39,7 +40,7 @@ class Base:
     placement: str
     lock: pathlib.Path
     patches: pathlib.Path
-    regression: str
+    regression: tuple
     affected: str
     tests: tuple
     root: pathlib.Path
@@ -107,8 +108,9 @@ def load_bases(root):
                 placement=sec.get('placement', ''),
                 lock=root / sec['lock'],
                 patches=root / sec['patches'],
-                regression=sec['regression'],
-                affected=sec.get('affected', ''),
+                regression=tuple(sec['regression'].split()),
+                # a regular expression, which may be folded over lines
+                affected=''.join(sec.get('affected', '').split()),
                 tests=tuple(sec.get('tests', '').split()),
                 root=root,
                 unit_tests=tuple(sec.get('unit_tests', '').split()),
@@ -146,22 +148,30 @@ def get_base(root, series):
 
 
 def parse_series(text):
-    """Parse a series file into (name, files) pairs.
+    """Parse a series file into (name, files, needs) triples.
 
     One commit a line, applied in order: a patch file name, or a ``.msg``
     file holding the commit message for plain new files.  Paths after the
-    name are new files of the project, added to that commit.  Blank lines
-    and ``#`` comments are ignored.
+    name are new files of the project, added to that commit; ``needs=N``
+    says the commit builds on commit N of the series (so a tree without N
+    cannot have it either).  Blank lines and ``#`` comments are ignored.
 
-    >>> parse_series('# fixes\\n0001-a.patch\\n\\n0002-b.msg x.py y.py\\n')
-    [('0001-a.patch', ()), ('0002-b.msg', ('x.py', 'y.py'))]
+    >>> parse_series('# fixes\\n0001-a.patch\\n\\n0002-b.msg x.py y.py\\n'
+    ...              '0003-c.patch needs=1 z.yaml\\n')
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('0001-a.patch', (), ()), ('0002-b.msg', ('x.py', 'y.py'), ()),
+     ('0003-c.patch', ('z.yaml',), (1,))]
     """
     entries = []
     for line in text.splitlines():
         line = line.split('#', 1)[0].strip()
         if line:
-            name, *files = line.split()
-            entries.append((name, tuple(files)))
+            name, *words = line.split()
+            needs = tuple(w[len('needs='):] for w in words
+                          if w.startswith('needs='))
+            needs = tuple(int(n) if n.isdigit() else n for n in needs)
+            files = tuple(w for w in words if not w.startswith('needs='))
+            entries.append((name, files, needs))
     return entries
 
 
@@ -170,7 +180,7 @@ def read_series(path, root):
         raise errors.UsageError(
             'no series file at %s: list the patches there, one a line' % path)
     commits = []
-    for number, (name, files) in enumerate(
+    for number, (name, files, needs) in enumerate(
             parse_series(path.read_text()), start=1):
         if not (name.endswith('.patch') or name.endswith('.msg')):
             raise errors.UsageError(
@@ -180,6 +190,12 @@ def read_series(path, root):
             raise errors.UsageError(
                 '%s: entry %d (%s) is a message with no files' % (
                     path, number, name))
+        for need in needs:
+            if not (isinstance(need, int) and 0 < need < number):
+                raise errors.UsageError(
+                    '%s: entry %d (%s) says needs=%s; it must name an '
+                    'earlier entry by its number' % (
+                        path, number, name, need))
         sources = tuple(source_of(path.parent, root, f) for f in files)
         for item in [path.parent / name] + list(sources):
             if not item.is_file():
@@ -187,7 +203,7 @@ def read_series(path, root):
                     '%s: entry %d names %s, which does not exist' % (
                         path, number, item))
         commits.append(Commit(number, name, path.parent / name, files,
-                              sources))
+                              sources, needs))
     return commits
 
 

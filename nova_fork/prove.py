@@ -48,25 +48,32 @@ def is_bug_failure(outcome):
 def variants(base):
     """Column name and build arguments, in table order."""
     columns = [('pristine', {'pristine': True}), ('fork', {})]
-    for commit in base.commits():
+    commits = base.commits()
+    for commit in commits:
         if commit.is_fix:
-            columns.append(('without %d' % commit.number,
-                            {'without': commit.number}))
+            also = sorted(build.left_out(commits, commit.number) -
+                          {commit.number})
+            name = 'without %d' % commit.number
+            if also:
+                # a later fix builds on this one: it goes too
+                name += ' (and %s)' % ', '.join(str(n) for n in also)
+            columns.append((name, {'without': commit.number}))
     return columns
 
 
 def run_module(base, tree, regex=None):
     """Run the regression module once; {test id: record}, uncached."""
     python = venv.ensure(base)
-    proc = runner.stestr(base, tree,
-                         ['run', '--subunit', regex or base.regression],
+    filters = [regex] if regex else list(base.regression)
+    proc = runner.stestr(base, tree, ['run', '--subunit'] + filters,
                          stdout=subprocess.PIPE)
     summary = venv.run(
         base, [str(python), str(SUMMARY_SCRIPT)], input=proc.stdout,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if summary.returncode:
         raise errors.ForkError('reading the results of %s in %s failed: %s'
-                               % (base.regression, tree, summary.stderr
+                               % (' '.join(base.regression), tree,
+                                  summary.stderr
                                   .decode(errors='replace').strip()
                                   .splitlines()[-1:]))
     records = {}
@@ -93,15 +100,25 @@ def results(base, **kwargs):
 def table(base):
     """Run every column; return (columns, {short id: {column: outcome}})."""
     columns = variants(base)
-    prefix = base.regression + '.'
     rows = {}
     for name, kwargs in columns:
         for test_id, record in results(base, **kwargs).items():
-            short = test_id[len(prefix):] if test_id.startswith(prefix) \
-                else test_id
-            rows.setdefault(short, {})[name] = (test_id, classify(record),
-                                                record['duration'])
+            rows.setdefault(short_id(base, test_id), {})[name] = (
+                test_id, classify(record), record['duration'])
     return [name for name, _ in columns], rows
+
+
+def short_id(base, test_id):
+    """The test id without its regression module.
+
+    >>> base = type('Base', (), {'regression': ('a.b', 'a.c')})
+    >>> short_id(base, 'a.c.Test.test_x'), short_id(base, 'd.Test.test_y')
+    ('Test.test_x', 'd.Test.test_y')
+    """
+    for module in base.regression:
+        if test_id.startswith(module + '.'):
+            return test_id[len(module) + 1:]
+    return test_id
 
 
 def render(columns, rows):

@@ -92,7 +92,7 @@ class ProveTest(testtools.TestCase):
         return {'T.test_a': cells}
 
     def base(self):
-        return mock.Mock(affected='test_a', regression='m')
+        return mock.Mock(affected='test_a', regression=('m',))
 
     def test_reproduce(self):
         self.assertEqual([], prove.reproduce_problems(
@@ -105,7 +105,7 @@ class ProveTest(testtools.TestCase):
             self.base(), self.rows('pass', fork='FAIL (devices)'))))
 
     def test_reproduce_needs_a_matching_test(self):
-        base = mock.Mock(affected='test_zzz', regression='m')
+        base = mock.Mock(affected='test_zzz', regression=('m',))
         self.assertEqual(["no regression test matched 'test_zzz'"],
                          prove.reproduce_problems(base, self.rows('pass')))
 

@@ -93,8 +93,12 @@ class PCIMoveRescheduleTest(
 
     def setUp(self):
         super().setUp()
-        # As in test_bug_1860555: the conductor accepts anti-affinity groups
-        # only when the filter is configured, and caches that per process.
+        # The scheduler service was started above with its own
+        # enabled_filters, without the anti-affinity filter. The conductor
+        # accepts anti-affinity groups only when that filter is configured,
+        # and caches that answer per process: configure it for the conductor
+        # and drop the answer a previous test of this process may have
+        # cached.
         self.flags(
             enabled_filters=self.ENABLED_FILTERS + [
                 'ServerGroupAntiAffinityFilter'],
@@ -323,6 +327,27 @@ class PCIMoveRescheduleTest(
             'the destinations tried are not the expected ones')
         return server
 
+    def _revert(self, server):
+        """Revert the resize; fail with its fault if the server errors out.
+
+        The source compute defines the guest again from the instance's PCI
+        devices, the old ones of the migration context.
+        """
+        self.api.post_server_action(server['id'], {'revertResize': None})
+        server = self._wait_for_server_parameter(
+            server, {'OS-EXT-STS:task_state': None})
+        if server['status'] == 'ERROR':
+            fault = server.get('fault', {})
+            self.fail(
+                'Reverting the resize failed on the source, which defines the '
+                'guest with the old PCI devices of the migration context: '
+                '%s %s' % (fault.get('message'), fault.get('details', '')
+                           .strip().splitlines()[-1:]))
+        self._wait_for_migration_status(server, ['reverted'])
+        self.notifier.wait_for_versioned_notifications(
+            'instance.resize_revert.end')
+        return self._wait_for_state_change(server, 'ACTIVE')
+
     def _test_move_then_confirm(self, resize, failing):
         self.flags(max_attempts=len(failing) + 1, group='scheduler')
         self._start_hosts(len(failing) + 2)
@@ -352,7 +377,7 @@ class PCIMoveRescheduleTest(
         server = self._resize_or_migrate(server, resize, failing)
         self.assertEqual(dest, server['OS-EXT-SRV-ATTR:host'])
 
-        server = self._revert_resize(server)
+        server = self._revert(server)
         self.assertEqual('compute1', server['OS-EXT-SRV-ATTR:host'])
         self.assert_pci_devices_of(
             server, {'compute1': [self._address('compute1')]},
