@@ -51,6 +51,7 @@ class Base:
     default_sha256: str = ''
     quilt: bool = False
     backport_of: str = ''
+    setenv: tuple = ()
 
     @property
     def label(self):
@@ -120,6 +121,7 @@ def load_bases(root):
                 default_sha256=sec['sha256'].lower(),
                 quilt=sec.getboolean('quilt', False),
                 backport_of=sec.get('backport_of', ''),
+                setenv=_setenv(series, sec.get('setenv', '')),
             )
         except KeyError as exc:
             raise errors.UsageError(
@@ -135,6 +137,23 @@ def _pairs(text):
         if line.strip():
             version, sha256 = line.split()
             pairs.append((version, sha256.lower()))
+    return tuple(pairs)
+
+
+def _setenv(series, text):
+    """'NAME=VALUE' words as ((name, value), ...), as tox's setenv.
+
+    >>> _setenv('s', 'A=1\\n B=x=y')
+    (('A', '1'), ('B', 'x=y'))
+    """
+    pairs = []
+    for word in text.split():
+        name, sep, value = word.partition('=')
+        if not sep or not name:
+            raise errors.UsageError(
+                '%s: series %s: setenv takes NAME=VALUE words, not %r' % (
+                    BASES_FILE, series, word))
+        pairs.append((name, value))
     return tuple(pairs)
 
 

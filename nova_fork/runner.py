@@ -13,8 +13,10 @@ PATHS = {
 STESTR_VERBS = ('run', 'last', 'failing', 'list', 'slowest', 'load')
 
 
-def environ(python=None):
+def environ(python=None, setenv=()):
     env = dict(os.environ)
+    # The base's own settings, as the setenv of its tox.ini.
+    env.update(setenv)
     if python:
         # stestr runs its workers with the first python on PATH
         env['PATH'] = '%s%s%s' % (python.parent, os.pathsep, env['PATH'])
@@ -34,7 +36,8 @@ def stestr(base, tree, args, path='functional', stdout=None):
     # bin/stestr rather than python -m stestr, which old stestr lacks
     cmd = [str(python.parent / 'stestr'), '--test-path=%s' % PATHS[path]]
     cmd += list(args)
-    return venv.run(base, cmd, cwd=tree, env=environ(python), stdout=stdout)
+    return venv.run(base, cmd, cwd=tree, env=environ(python, base.setenv),
+                   stdout=stdout)
 
 
 def run(base, tree, stestr_args=(), path='functional'):
@@ -74,4 +77,4 @@ def lint(base, tree):
     python = venv.ensure(base)
     files = our_python_files(base)
     return venv.run(base, [str(python), '-m', 'flake8'] + files, cwd=tree,
-                    env=environ(python)).returncode
+                    env=environ(python, base.setenv)).returncode

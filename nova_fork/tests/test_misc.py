@@ -19,8 +19,20 @@ class ConfigTest(testtools.TestCase):
 
     def test_parse_series(self):
         self.assertEqual(
-            [('0001-a.patch', ()), ('0002-b.msg', ('x.py', 'y.py'))],
-            config.parse_series('# c\n0001-a.patch\n\n0002-b.msg x.py y.py'))
+            [('0001-a.patch', (), ()), ('0002-b.msg', ('x.py', 'y.py'), ()),
+             ('0003-c.patch', (), (1,))],
+            config.parse_series('# c\n0001-a.patch\n\n0002-b.msg x.py y.py'
+                                '\n0003-c.patch needs=1'))
+
+    def test_needs_a_later_commit(self):
+        project = self.useFixture(fakes.FakeProject())
+        base = config.get_base(project.root, 'fake')
+        series = project.root / base.patches / 'series'
+        series.write_text(series.read_text().replace(
+            '0001-Fix-claims.patch\n', '0001-Fix-claims.patch needs=3\n'))
+        exc = self.assertRaises(errors.UsageError, base.commits)
+        self.assertIn('entry 1', str(exc))
+        self.assertIn('needs=3', str(exc))
 
     def test_unknown_series(self):
         project = self.useFixture(fakes.FakeProject())
