@@ -44,9 +44,17 @@ def check(base, version):
                                     zip(lines, verdicts)
                                     if v == detect.BROKEN)))
     needs = all(v == detect.NEEDS for v in verdicts)
+    lacking = [line.split(':', 1)[0].strip()
+               for line, v in zip(lines, verdicts) if v == detect.NEEDS]
     if needs:
         lines.insert(0, 'nova %s needs the fix for bug 1860555: the %s '
                         'series applies' % (version, base.series))
+    elif lacking:
+        # e.g. a release with upstream's build-path fix but not the fork's
+        # move claim fix: build refuses it, say what it still lacks.
+        lines.insert(0, 'nova %s already has part of the fix for bug '
+                        '1860555 but lacks %s of the %s series'
+                        % (version, ', '.join(lacking), base.series))
     else:
         lines.insert(0, 'nova %s already has the fix for bug 1860555'
                         % version)

@@ -76,6 +76,19 @@ class CheckTest(testtools.TestCase):
         self.assertIn('0002-Fix-manager.patch: already carries '
                       'nova/pci/manager.py hunk 1', lines[2])
 
+    def test_release_that_lacks_one_fix(self):
+        project = self.useFixture(fakes.FakeProject())
+        base = config.get_base(project.root, 'fake')
+        fakes.make_sdist(project.root / '.cache/sdists/nova-1.0.3.tar.gz',
+                         '1.0.3', {
+                             'nova/compute/claims.py': fakes.CLAIMS,
+                             'nova/pci/manager.py': fakes.FIXED_MANAGER})
+        needs, lines = check.check(base, '1.0.3')
+        self.assertFalse(needs)
+        self.assertEqual('nova 1.0.3 already has part of the fix for bug '
+                         '1860555 but lacks 0001-Fix-claims.patch of the '
+                         'fake series', lines[0])
+
     def test_release_the_patches_do_not_fit(self):
         project = self.useFixture(fakes.FakeProject())
         base = config.get_base(project.root, 'fake')
