@@ -39,8 +39,8 @@ def select(base, pristine=False, without=None):
                     base.series, without,
                     ', '.join('%d (%s)' % (c.number, c.name)
                               for c in commits)))
-        return [c for c in commits if c.number not in left_out(commits,
-                                                                without)]
+        dropped = left_out(commits, without)
+        return [c for c in commits if c.number not in dropped]
     if pristine:
         return [c for c in commits if not c.is_fix]
     return commits

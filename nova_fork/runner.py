@@ -36,8 +36,8 @@ def stestr(base, tree, args, path='functional', stdout=None):
     # bin/stestr rather than python -m stestr, which old stestr lacks
     cmd = [str(python.parent / 'stestr'), '--test-path=%s' % PATHS[path]]
     cmd += list(args)
-    return venv.run(base, cmd, cwd=tree, env=environ(python, base.setenv),
-                   stdout=stdout)
+    env = environ(python, base.setenv)
+    return venv.run(base, cmd, cwd=tree, env=env, stdout=stdout)
 
 
 def run(base, tree, stestr_args=(), path='functional'):

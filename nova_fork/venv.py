@@ -207,9 +207,9 @@ def lock(base, constraints):
         if base.placement:
             wanted.append('openstack-placement==%s' % base.placement)
         pins = ['-c', str(constraints)] if constraints else []
+        pins += ['-c', str(extra)]
         _run([str(python), '-m', 'pip', 'install', '-q',
-              '--disable-pip-version-check'] + pins + [
-              '-c', str(extra)] + wanted,
+              '--disable-pip-version-check'] + pins + wanted,
              'resolving the test requirements of nova %s' % base.nova)
         _run([str(python), '-m', 'pip', 'check'],
              'checking the resolved venv')
