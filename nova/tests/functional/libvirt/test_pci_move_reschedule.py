@@ -176,6 +176,15 @@ class PCIMoveRescheduleTest(
             memory_mb=memory_mb, vcpu=1, disk=1,
             extra_spec={'pci_passthrough:alias': '%s:1' % self.ALIAS_NAME})
 
+    def _create_plain_flavor(self):
+        """A flavor without PCI devices.
+
+        Servers without devices need one of their own: the default of
+        _build_server(), the first flavor listed, is a PCI flavor whenever
+        its random id sorts first.
+        """
+        return self._create_flavor(memory_mb=512, vcpu=1, disk=1)
+
     def _create_pci_server(self, host='compute1', group=None):
         server = self._build_server(
             flavor_id=self._create_pci_flavor(), networks='none')
@@ -433,7 +442,8 @@ class PCIMoveRescheduleTest(
         server = self._create_pci_server(group=group)
         # Another member on compute2: the scheduler, not enforcing the
         # policy, picks compute2 first all the same.
-        other = self._build_server(networks='none')
+        other = self._build_server(
+            flavor_id=self._create_plain_flavor(), networks='none')
         other['host'] = 'compute2'
         other = self.api.post_server(
             {'server': other, 'os:scheduler_hints': {'group': group['id']}})
@@ -463,7 +473,8 @@ class PCIMoveRescheduleTest(
         group = self.api.post_server_groups(
             {'name': 'pci-move', 'policy': 'anti-affinity'})
         server = self._create_pci_server(group=group)
-        other = self._build_server(networks='none')
+        other = self._build_server(
+            flavor_id=self._create_plain_flavor(), networks='none')
         other['host'] = 'compute2'
         other = self.api.post_server(
             {'server': other, 'os:scheduler_hints': {'group': group['id']}})
