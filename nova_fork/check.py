@@ -28,6 +28,7 @@ def check(base, version):
     sdist = fetch.fetch(base.root, version, sha256)
     lines = []
     verdicts = []
+    lacking = []
     with tempfile.TemporaryDirectory() as tmp:
         tree = pathlib.Path(tmp) / 'nova'
         build.import_sdist(sdist, tree, version, fetch.sha256sum(sdist))
@@ -37,6 +38,8 @@ def check(base, version):
             verdict, detail = detect.classify(tree, commit)
             verdicts.append(verdict)
             lines.append('  %s: %s' % (commit.name, detail))
+            if verdict == detect.NEEDS:
+                lacking.append(commit.name)
     if detect.BROKEN in verdicts and detect.HAS not in verdicts:
         raise errors.PatchError('cannot tell whether nova %s has the fix: %s'
                                 % (version, '; '.join(
@@ -44,8 +47,6 @@ def check(base, version):
                                     zip(lines, verdicts)
                                     if v == detect.BROKEN)))
     needs = all(v == detect.NEEDS for v in verdicts)
-    lacking = [line.split(':', 1)[0].strip()
-               for line, v in zip(lines, verdicts) if v == detect.NEEDS]
     if needs:
         lines.insert(0, 'nova %s needs the fix for bug 1860555: the %s '
                         'series applies' % (version, base.series))

@@ -43,6 +43,15 @@ class ExportTest(testtools.TestCase):
 
 class CheckTest(testtools.TestCase):
 
+    def base_with_release(self, version, claims, manager):
+        """The fake series, and a fake sdist of nova VERSION in the cache."""
+        project = self.useFixture(fakes.FakeProject())
+        fakes.make_sdist(
+            project.root / ('.cache/sdists/nova-%s.tar.gz' % version),
+            version, {'nova/compute/claims.py': claims,
+                      'nova/pci/manager.py': manager})
+        return config.get_base(project.root, 'fake')
+
     def test_release_that_needs_the_fix(self):
         project = self.useFixture(fakes.FakeProject())
         base = config.get_base(project.root, 'fake')
@@ -51,25 +60,17 @@ class CheckTest(testtools.TestCase):
         self.assertIn('nova 1.0.0 needs the fix', lines[0])
 
     def test_release_that_has_the_fix(self):
-        project = self.useFixture(fakes.FakeProject())
-        base = config.get_base(project.root, 'fake')
-        fakes.make_sdist(project.root / '.cache/sdists/nova-1.0.1.tar.gz',
-                         '1.0.1', {
-                             'nova/compute/claims.py': fakes.FIXED_CLAIMS,
-                             'nova/pci/manager.py': fakes.FIXED_MANAGER})
+        base = self.base_with_release('1.0.1', fakes.FIXED_CLAIMS,
+                                      fakes.FIXED_MANAGER)
         needs, lines = check.check(base, '1.0.1')
         self.assertFalse(needs)
         self.assertIn('nova 1.0.1 already has the fix', lines[0])
 
     def test_release_with_part_of_the_fix(self):
-        project = self.useFixture(fakes.FakeProject())
-        base = config.get_base(project.root, 'fake')
         # upstream fixed the PCI tracker the same way, the claim otherwise
-        fakes.make_sdist(project.root / '.cache/sdists/nova-1.0.2.tar.gz',
-                         '1.0.2', {
-                             'nova/compute/claims.py': fakes.CLAIMS.replace(
-                                 'self.instance)', 'self.original)'),
-                             'nova/pci/manager.py': fakes.FIXED_MANAGER})
+        base = self.base_with_release(
+            '1.0.2', fakes.CLAIMS.replace('self.instance)', 'self.original)'),
+            fakes.FIXED_MANAGER)
         needs, lines = check.check(base, '1.0.2')
         self.assertFalse(needs)
         self.assertIn('0001-Fix-claims.patch: does not apply', lines[1])
@@ -77,12 +78,8 @@ class CheckTest(testtools.TestCase):
                       'nova/pci/manager.py hunk 1', lines[2])
 
     def test_release_that_lacks_one_fix(self):
-        project = self.useFixture(fakes.FakeProject())
-        base = config.get_base(project.root, 'fake')
-        fakes.make_sdist(project.root / '.cache/sdists/nova-1.0.3.tar.gz',
-                         '1.0.3', {
-                             'nova/compute/claims.py': fakes.CLAIMS,
-                             'nova/pci/manager.py': fakes.FIXED_MANAGER})
+        base = self.base_with_release('1.0.3', fakes.CLAIMS,
+                                      fakes.FIXED_MANAGER)
         needs, lines = check.check(base, '1.0.3')
         self.assertFalse(needs)
         self.assertEqual('nova 1.0.3 already has part of the fix for bug '
@@ -90,11 +87,7 @@ class CheckTest(testtools.TestCase):
                          'fake series', lines[0])
 
     def test_release_the_patches_do_not_fit(self):
-        project = self.useFixture(fakes.FakeProject())
-        base = config.get_base(project.root, 'fake')
-        fakes.make_sdist(project.root / '.cache/sdists/nova-0.1.0.tar.gz',
-                         '0.1.0', {'nova/compute/claims.py': '# other\n',
-                                   'nova/pci/manager.py': '# other\n'})
+        base = self.base_with_release('0.1.0', '# other\n', '# other\n')
         exc = self.assertRaises(errors.PatchError, check.check, base,
                                 '0.1.0')
         self.assertIn('cannot tell whether nova 0.1.0 has the fix: '
