@@ -6,13 +6,15 @@ import pathlib
 import shutil
 import tarfile
 
+from nova_fork import config
 from nova_fork import detect
 from nova_fork import errors
 from nova_fork import fetch
 from nova_fork import gitutils
+from nova_fork import units
 
 # Bump when the way trees are built changes, so old trees are rebuilt.
-FORMAT = '1'
+FORMAT = '2'
 STAMP = 'nova-fork-stamp'
 
 
@@ -20,7 +22,7 @@ def tree_name(label, pristine=False, without=None):
     if pristine:
         return '%s-pristine' % label
     if without:
-        return '%s-without-%d' % (label, without)
+        return '%s-without-%s' % (label, without)
     return label
 
 
@@ -28,38 +30,58 @@ def build_dir(root):
     return pathlib.Path(root) / 'build'
 
 
-def select(base, pristine=False, without=None):
-    """The commits a tree gets: all, none of the fixes, or all but one."""
-    commits = base.commits()
-    if without is not None:
-        numbers = [c.number for c in commits]
-        if without not in numbers:
-            raise errors.UsageError(
-                'series %s has no commit %d; its commits are %s' % (
-                    base.series, without,
-                    ', '.join('%d (%s)' % (c.number, c.name)
-                              for c in commits)))
-        dropped = left_out(commits, without)
-        return [c for c in commits if c.number not in dropped]
-    if pristine:
-        return [c for c in commits if not c.is_fix]
-    return commits
+def select(base, lacking, pristine=False, without=None, commits=None):
+    """The commits a tree gets.
+
+    The commits of tests always; of the fix, those of the units the
+    release lacks (``lacking``): none for ``pristine``, and all but
+    ``without`` (a unit) and the units that build on it for a mutant.
+    """
+    commits = base.commits() if commits is None else commits
+    carried = [c.unit for c in commits if c.is_fix and c.unit in lacking]
+    if without is not None and without not in carried:
+        raise errors.UsageError(
+            'nova %s with series %s has no commit of unit %s to leave out; '
+            'it carries %s' % (base.nova, base.series, without,
+                               ', '.join(carried) or 'none'))
+    if not pristine and not carried:
+        raise errors.AlreadyFixed(
+            'nova %s already has every unit of the fix that series %s '
+            'carries (%s); nothing to apply ("nova-fork check %s" says '
+            'which it has)' % (base.nova, base.series,
+                               ', '.join(sorted({c.unit for c in commits
+                                                 if c.is_fix})), base.nova))
+    dropped = left_out(commits, without) if without else set()
+    return [c for c in commits
+            if not c.is_fix or (not pristine and c.unit in lacking and
+                                c.unit not in dropped)]
 
 
 def left_out(commits, without):
-    """Commit without, and the later ones that build on it (needs=).
+    """Unit without, and the units of the commits that build on it.
 
     >>> from nova_fork.config import Commit
-    >>> c = [Commit(1, 'a', None, ()), Commit(2, 'b', None, ()),
-    ...      Commit(3, 'c', None, (), needs=(1,))]
-    >>> sorted(left_out(c, 1)), sorted(left_out(c, 2))
-    ([1, 3], [2])
+    >>> c = [Commit(1, 'a', None, (), unit='u1'),
+    ...      Commit(2, 'b', None, (), unit='u2'),
+    ...      Commit(3, 'c', None, (), needs=('u1',), unit='u3')]
+    >>> sorted(left_out(c, 'u1')), sorted(left_out(c, 'u2'))
+    (['u1', 'u3'], ['u2'])
     """
     dropped = {without}
     for commit in commits:
         if dropped.intersection(commit.needs):
-            dropped.add(commit.number)
+            dropped.add(commit.unit)
     return dropped
+
+
+def lacking_units(base, sdist):
+    """The names of the units of the fix nova's sdist lacks."""
+    try:
+        results = units.of_sdist(config.load_units(base.root), sdist)
+    except units.UnknownCode as exc:
+        raise units.UnknownCode('cannot tell which units of the fix nova %s '
+                                'lacks: %s' % (base.nova, exc))
+    return units.lacking(results)
 
 
 def digest(base, commits):
@@ -112,7 +134,6 @@ def apply_commit(tree, base, commit):
                             '--committer-date-is-author-date',
                             str(commit.path), check=False)
         if proc.returncode:
-            # refuse_if_fixed already turned away a release that has it
             gitutils.git(tree, 'am', '--abort', check=False)
             raise errors.PatchError('%s does not apply to nova %s: %s' % (
                 commit.path.relative_to(base.root), base.nova,
@@ -124,16 +145,6 @@ def apply_commit(tree, base, commit):
     else:
         add_files(tree, commit)
         gitutils.git(tree, 'commit', '-q', '-F', str(commit.path))
-
-
-def refuse_if_fixed(tree, base, commits):
-    for commit in commits:
-        if commit.is_fix:
-            verdict, detail = detect.classify(tree, commit)
-            if verdict == detect.HAS:
-                raise errors.AlreadyFixed(
-                    'nova %s already has the fix (%s %s); refusing to apply '
-                    'it twice' % (base.nova, commit.name, detail))
 
 
 def remove_stale_partials(folder, name):
@@ -161,20 +172,19 @@ def build(base, pristine=False, without=None):
     renamed into place only when complete, so an interrupted build never
     leaves a tree that a later run would take for a good one.
     """
-    commits = select(base, pristine, without)
+    sdist = fetch.fetch(base.root, base.nova, base.sha256)
+    commits = select(base, lacking_units(base, sdist), pristine, without)
     name = tree_name(base.label, pristine, without)
     dest = build_dir(base.root) / name
     want = digest(base, commits)
     stamp = dest / '.git' / STAMP
     if stamp.is_file() and stamp.read_text().strip() == want:
         return dest
-    sdist = fetch.fetch(base.root, base.nova, base.sha256)
     partial = build_dir(base.root) / ('.%s.partial-%d' % (name, os.getpid()))
     remove_stale_partials(build_dir(base.root), name)
     shutil.rmtree(partial, ignore_errors=True)
     try:
         import_sdist(sdist, partial, base.nova, base.sha256)
-        refuse_if_fixed(partial, base, commits)
         for commit in commits:
             apply_commit(partial, base, commit)
         (partial / '.git' / STAMP).write_text(want + '\n')

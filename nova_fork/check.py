@@ -1,62 +1,107 @@
-"""Say whether a nova release already has the fix, by trying our patches."""
+"""Which units of the fix a nova release has, and which line serves it."""
 
-import pathlib
-import tempfile
+import dataclasses
+import re
 
-from nova_fork import build
-from nova_fork import detect
+from nova_fork import config
 from nova_fork import errors
 from nova_fork import fetch
+from nova_fork import units
+
+VERSION_RE = re.compile(r'^(\d+)\.\d+\.\d+(\.0(rc|b)\d+)?$')
 
 
-def _major(version):
-    return int(version.split('.')[0])
+@dataclasses.dataclass
+class Report:
+    version: str
+    series: str
+    line: object  # the config.Base of the line that serves it, or None
+    results: list  # [(unit, verdict, detail)]
+
+    @property
+    def has(self):
+        return [u.name for u, answer, _ in self.results
+                if answer == units.HAS]
+
+    @property
+    def needs(self):
+        return units.lacking(self.results)
+
+    def as_json(self):
+        return {'version': self.version,
+                'line': self.line.series if self.line else None,
+                'has': self.has, 'needs': self.needs}
 
 
-def pick_base(bases, version):
-    """The base of the same major release, else the newest base."""
-    same = [b for b in bases.values() if _major(b.nova) == _major(version)]
-    if same:
-        return same[0]
-    return max(bases.values(),
-               key=lambda b: tuple(int(p) for p in b.nova.split('.')))
+def major(version):
+    """The major version of a nova release; UsageError if it is not one.
+
+    >>> major('29.2.1'), major('30.0.0.0rc1')
+    (29, 30)
+    """
+    match = VERSION_RE.match(version)
+    if not match:
+        raise errors.UsageError(
+            '%r is not a nova version: give one such as 29.2.1 ("pip '
+            'index versions nova" lists them)' % version)
+    return int(match.group(1))
 
 
-def check(base, version):
-    """Return (needs_fix, lines) for nova VERSION against base's fixes."""
-    sha256 = base.sha256 if version == base.nova else None
-    sdist = fetch.fetch(base.root, version, sha256)
-    lines = []
-    verdicts = []
-    lacking = []
-    with tempfile.TemporaryDirectory() as tmp:
-        tree = pathlib.Path(tmp) / 'nova'
-        build.import_sdist(sdist, tree, version, fetch.sha256sum(sdist))
-        for commit in base.commits():
-            if not commit.is_fix:
-                continue
-            verdict, detail = detect.classify(tree, commit)
-            verdicts.append(verdict)
-            lines.append('  %s: %s' % (commit.name, detail))
-            if verdict == detect.NEEDS:
-                lacking.append(commit.name)
-    if detect.BROKEN in verdicts and detect.HAS not in verdicts:
-        raise errors.PatchError('cannot tell whether nova %s has the fix: %s'
-                                % (version, '; '.join(
-                                    line.strip() for line, v in
-                                    zip(lines, verdicts)
-                                    if v == detect.BROKEN)))
-    needs = all(v == detect.NEEDS for v in verdicts)
-    if needs:
-        lines.insert(0, 'nova %s needs the fix for bug 1860555: the %s '
-                        'series applies' % (version, base.series))
-    elif lacking:
-        # e.g. a release with upstream's build-path fix but not the fork's
-        # move claim fix: build refuses it, say what it still lacks.
-        lines.insert(0, 'nova %s already has part of the fix for bug '
-                        '1860555 but lacks %s of the %s series'
-                        % (version, ', '.join(lacking), base.series))
+def serving_line(root, version):
+    """(series name, the line that serves VERSION or None)."""
+    names = config.load_series_names(root)
+    number = major(version)
+    if names and number < min(names):
+        raise errors.UsageError(
+            'nova %s is older than %s (%d.0.0), the first release this '
+            'project covers' % (version, names[min(names)], min(names)))
+    bases = config.load_bases(root)
+    lines = [b for b in bases.values() if major(b.nova) == number]
+    series = names.get(number, lines[0].series if lines else 'unknown')
+    return series, lines[0] if lines else None
+
+
+def known_sha256(line, version):
+    if line is None:
+        return None
+    return dict(line.releases + ((line.default_nova,
+                                  line.default_sha256),)).get(version)
+
+
+def check(root, version):
+    """Report which units nova VERSION has and needs, from its sdist."""
+    series, line = serving_line(root, version)
+    sdist = fetch.fetch(root, version, known_sha256(line, version))
+    try:
+        results = units.of_sdist(config.load_units(root), sdist)
+    except units.UnknownCode as exc:
+        raise units.UnknownCode('cannot tell which units of the fix nova '
+                                '%s has: %s' % (version, exc))
+    return Report(version, series, line, results)
+
+
+def render(report, bug):
+    """The report as a person reads it, one line a unit, then the verdict."""
+    out = ['nova %s (%s)' % (report.version, report.series)]
+    width = max(len(u.name) for u, _, _ in report.results)
+    for unit, answer, _ in report.results:
+        out.append('  %-5s  %-*s  %s' % (answer, width, unit.name,
+                                         unit.summary))
+    if not report.needs:
+        out.append('nova %s has every unit of the fix for bug %s' % (
+            report.version, bug.id))
+        return out
+    needs = 'nova %s needs %s of the fix for bug %s' % (
+        report.version, ', '.join(report.needs), bug.id)
+    line = report.line
+    if line is None:
+        out.append('%s; no line serves %s yet' % (needs, report.series))
+    elif known_sha256(line, report.version):
+        release = '' if report.version == line.default_nova else \
+            ' --release %s' % report.version
+        out.append('%s: nova-fork build %s%s' % (needs, line.series, release))
     else:
-        lines.insert(0, 'nova %s already has the fix for bug 1860555'
-                        % version)
-    return needs, lines
+        out.append('%s; line %s serves it once the release and its sha256 '
+                   'are added to its releases in %s' % (
+                       needs, line.series, config.BASES_FILE))
+    return out

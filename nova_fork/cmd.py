@@ -1,6 +1,7 @@
 """nova-fork: build, test and export the patched Nova fork."""
 
 import argparse
+import json
 import sys
 
 from nova_fork import build
@@ -9,13 +10,22 @@ from nova_fork import config
 from nova_fork import errors
 from nova_fork import export
 from nova_fork import prove
+from nova_fork import refresh
 from nova_fork import runner
 from nova_fork import venv
 
 
+def _line(args, root):
+    """The line the command names; a usage error naming them if none."""
+    if not args.series:
+        raise errors.UsageError(
+            'name a line: %s (bases.ini)' % ', '.join(
+                config.load_bases(root)))
+    return config.get_base(root, args.series)
+
+
 def _base(args, root):
-    base = config.get_base(root, args.series)
-    return base.for_release(getattr(args, 'release', None))
+    return _line(args, root).for_release(getattr(args, 'release', None))
 
 
 def build_cmd(args, root):
@@ -25,12 +35,12 @@ def build_cmd(args, root):
 
 
 def venv_cmd(args, root):
-    print(venv.ensure(config.get_base(root, args.series)))
+    print(venv.ensure(_line(args, root)))
     return 0
 
 
 def lock_cmd(args, root):
-    base = config.get_base(root, args.series)
+    base = _line(args, root)
     print(venv.lock(base, args.constraints))
     return 0
 
@@ -47,11 +57,14 @@ def test_cmd(args, root):
 
 
 def lint_cmd(args, root):
-    base = config.get_base(root, args.series)
-    tree = build.build(base)
-    if runner.lint(base, tree):
+    lines = [_line(args, root)] if args.series else \
+        list(config.load_bases(root).values())
+    failed = [base.series for base in lines
+              if runner.lint(base, build.build(base))]
+    if failed:
         raise errors.TestFailure('flake8 found problems in what the fork '
-                                 'adds under nova/ (see above)')
+                                 'adds under nova/ on %s (see above)' %
+                                 ', '.join(failed))
     return 0
 
 
@@ -60,19 +73,28 @@ def export_cmd(args, root):
     return 0
 
 
-def check_cmd(args, root):
-    bases = config.load_bases(root)
-    if args.series:
-        base = config.get_base(root, args.series)
-    else:
-        base = check.pick_base(bases, args.version)
-    _, lines = check.check(base, args.version)
-    print('\n'.join(lines))
+def refresh_cmd(args, root):
+    changed = refresh.refresh(_base(args, root))
+    for path in changed:
+        print(path)
+    if not changed:
+        print('nothing to refresh: the project already has what the tree '
+              'holds')
     return 0
 
 
+def check_cmd(args, root):
+    report = check.check(root, args.version)
+    if args.json:
+        print(json.dumps(report.as_json()))
+    else:
+        print('\n'.join(check.render(report, config.load_bug(root))))
+    # 0: has every unit, 1: needs some (errors exit 2 or more)
+    return 1 if report.needs else 0
+
+
 def _prove(args, root, problems_of):
-    base = config.get_base(root, args.series)
+    base = _base(args, root)
     columns, rows = prove.table(base)
     print(prove.render(columns, rows))
     problems = problems_of(base, columns, rows)
@@ -102,8 +124,9 @@ def variant_options(parser):
     group.add_argument('--pristine', action='store_true',
                        help='the upstream release with only our new test '
                             'files, none of the fixes')
-    group.add_argument('--without', type=int, metavar='N',
-                       help='leave commit N of the series out')
+    group.add_argument('--without', metavar='UNIT',
+                       help='leave the commit of a unit of the fix out '
+                            '(and those that build on it)')
 
 
 def make_parser():
@@ -114,18 +137,18 @@ def make_parser():
 
     p = sub.add_parser('build', help='fetch, verify and materialize a tree; '
                        'print its path')
-    p.add_argument('series')
+    p.add_argument('series', nargs='?', metavar='line')
     variant_options(p)
     p.set_defaults(func=build_cmd)
 
     p = sub.add_parser('venv', help='build or reuse the test venv from the '
                        'lock file; print its python')
-    p.add_argument('series')
+    p.add_argument('series', nargs='?', metavar='line')
     p.set_defaults(func=venv_cmd)
 
     p = sub.add_parser('lock', help='resolve the test dependencies and write '
                        'the lock file')
-    p.add_argument('series')
+    p.add_argument('series', nargs='?', metavar='line')
     p.add_argument('--constraints', metavar='FILE',
                    help="upstream's upper-constraints for the series; "
                         'without it, the newest releases on PyPI (for a '
@@ -133,43 +156,53 @@ def make_parser():
     p.set_defaults(func=lock_cmd)
 
     p = sub.add_parser('test', help='run stestr in a tree with its venv')
-    p.add_argument('series')
+    p.add_argument('series', nargs='?', metavar='line')
     variant_options(p)
     p.add_argument('--path', choices=sorted(runner.PATHS),
                    default='functional',
                    help='the test path stestr discovers (default: '
                         'functional)')
-    p.add_argument('stestr_args', nargs='*',
-                   help='after --: stestr arguments, e.g. a test regex')
-    p.set_defaults(func=test_cmd)
+    p.set_defaults(func=test_cmd, stestr_args=[])
 
     p = sub.add_parser('lint', help="flake8 with nova's configuration and "
                        'local checks over what the fork adds under nova/')
-    p.add_argument('series')
+    p.add_argument('series', nargs='?', metavar='line')
     p.set_defaults(func=lint_cmd)
 
     p = sub.add_parser('export', help='write the series as format-patch '
                        'files to dist/SERIES/')
-    p.add_argument('series')
+    p.add_argument('series', nargs='?', metavar='line')
     p.add_argument('--release', metavar='VERSION',
                    help='export from another release of the series')
     p.set_defaults(func=export_cmd)
 
-    p = sub.add_parser('check', help='say whether a nova release already '
-                       'has the fix')
+    p = sub.add_parser('refresh', help='write the commits of an edited tree '
+                       'back to the patches and files of its line')
+    p.add_argument('series', nargs='?', metavar='line')
+    p.add_argument('--release', metavar='VERSION',
+                   help='the tree of another release of the line')
+    p.set_defaults(func=refresh_cmd)
+
+    p = sub.add_parser('check', help='say which units of the fix a nova '
+                       'release has and needs, and which line serves it; '
+                       'exit 0 when it has them all, 1 when it needs some')
     p.add_argument('version')
-    p.add_argument('--series', help='whose patches to try (default: the '
-                   'series of the same major release, else the newest)')
+    p.add_argument('--json', action='store_true',
+                   help='print {"version", "line", "has", "needs"}')
     p.set_defaults(func=check_cmd)
 
     p = sub.add_parser('reproduce', help='show that the regression tests '
                        'fail on the pristine base for the bug')
-    p.add_argument('series')
+    p.add_argument('series', nargs='?', metavar='line')
+    p.add_argument('--release', metavar='VERSION',
+                   help='another release of the line')
     p.set_defaults(func=reproduce_cmd)
 
-    p = sub.add_parser('mutants', help='show that leaving out each fix makes '
-                       'a regression test fail')
-    p.add_argument('series')
+    p = sub.add_parser('mutants', help='show that leaving out each unit of '
+                       'the fix makes a regression test fail')
+    p.add_argument('series', nargs='?', metavar='line')
+    p.add_argument('--release', metavar='VERSION',
+                   help='another release of the line')
     p.set_defaults(func=mutants_cmd)
     return parser
 
@@ -187,7 +220,7 @@ def main(argv=None):
     if extra:
         if not hasattr(args, 'stestr_args'):
             parser.error('only "test" takes arguments after --')
-        args.stestr_args = list(args.stestr_args) + extra
+        args.stestr_args = extra
     try:
         root = config.find_root()
         return args.func(args, root)

@@ -1,4 +1,13 @@
-"""The pinned bases (bases.ini) and their patch series (series files)."""
+"""What bases.ini says: the bug, its fix units, the lines and their series.
+
+bases.ini has one section a line (an OpenStack series on a pinned nova
+release), plus three of the project's own:
+
+* ``[bug]``: the bug the fork fixes, and the failure texts that are its;
+* ``[unit NAME]``: one unit of the fix, a behaviour a release has or lacks,
+  and how to tell from the release's code;
+* ``[series]``: nova's major versions and the OpenStack series they are.
+"""
 
 import configparser
 import dataclasses
@@ -8,6 +17,35 @@ import pathlib
 from nova_fork import errors
 
 BASES_FILE = 'bases.ini'
+BUG_SECTION = 'bug'
+SERIES_SECTION = 'series'
+UNIT_PREFIX = 'unit '
+
+
+@dataclasses.dataclass(frozen=True)
+class Bug:
+    """The bug the fork fixes."""
+
+    id: str
+    url: str
+    # ((label, text), ...): a failing test whose reason holds text failed
+    # for the bug; label names the way it failed, as the tables show it
+    failures: tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class Unit:
+    """One unit of the fix: a behaviour a release has or lacks."""
+
+    name: str
+    summary: str
+    # the file of nova that holds it, and the functions (Class.method) to
+    # read there; a release has those of them its code has
+    path: str
+    functions: tuple
+    # the call that shows a function lacks the unit, as a pattern (see
+    # nova_fork.units)
+    lacks: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,7 +57,11 @@ class Commit:
     path: pathlib.Path
     files: tuple
     sources: tuple = ()
+    # the units this commit builds on: a tree left without one of them
+    # (nova-fork build --without UNIT) cannot have this commit either
     needs: tuple = ()
+    # the unit of the fix this commit is; None for a commit of tests
+    unit: str = None
 
     @property
     def is_patch(self):
@@ -27,8 +69,8 @@ class Commit:
 
     @property
     def is_fix(self):
-        """True when the commit changes upstream code (a patch)."""
-        return self.is_patch
+        """True when the commit is (part of) a unit of the fix."""
+        return self.unit is not None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,8 +118,8 @@ class Base:
                     BASES_FILE))
         return dataclasses.replace(self, nova=version, sha256=known[version])
 
-    def commits(self):
-        return read_series(self.patches / 'series', self.root)
+    def commits(self, check_files=True):
+        return read_series(self.patches / 'series', self.root, check_files)
 
 
 def find_root(start=None):
@@ -94,11 +136,72 @@ def find_root(start=None):
         'fork project or set NOVA_FORK_ROOT' % (BASES_FILE, here))
 
 
-def load_bases(root):
+def _read(root):
     parser = configparser.ConfigParser(interpolation=None)
-    parser.read(root / BASES_FILE)
+    if not parser.read(pathlib.Path(root) / BASES_FILE):
+        raise errors.UsageError('cannot read %s' % (
+            pathlib.Path(root) / BASES_FILE))
+    return parser
+
+
+def is_line(section):
+    """True for the sections of bases.ini that are lines."""
+    return section not in (BUG_SECTION, SERIES_SECTION) and \
+        not section.startswith(UNIT_PREFIX)
+
+
+def load_bug(root):
+    parser = _read(root)
+    if not parser.has_section(BUG_SECTION):
+        raise errors.UsageError('%s has no [%s] section: say which bug the '
+                                'fork fixes (id, url, failures)' % (
+                                    BASES_FILE, BUG_SECTION))
+    sec = parser[BUG_SECTION]
+    failures = []
+    for line in sec.get('failures', '').splitlines():
+        if line.strip():
+            label, sep, text = line.partition(':')
+            if not sep or not text.strip():
+                raise errors.UsageError(
+                    '%s: [bug] failures takes "LABEL: TEXT" lines, not %r'
+                    % (BASES_FILE, line.strip()))
+            failures.append((label.strip(), text.strip()))
+    return Bug(id=sec['id'], url=sec['url'], failures=tuple(failures))
+
+
+def load_units(root):
+    """{name: Unit} in the order bases.ini gives them."""
+    parser = _read(root)
+    units = {}
+    for section in parser.sections():
+        if not section.startswith(UNIT_PREFIX):
+            continue
+        name = section[len(UNIT_PREFIX):].strip()
+        sec = parser[section]
+        try:
+            units[name] = Unit(
+                name=name, summary=sec['summary'], path=sec['file'],
+                functions=tuple(sec['functions'].split()),
+                lacks=sec['lacks'])
+        except KeyError as exc:
+            raise errors.UsageError('%s: [%s] has no %s option' % (
+                BASES_FILE, section, exc.args[0]))
+    return units
+
+
+def load_series_names(root):
+    """{major version: OpenStack series name}, oldest first."""
+    parser = _read(root)
+    if not parser.has_section(SERIES_SECTION):
+        return {}
+    return {int(major): name for major, name in sorted(
+        parser[SERIES_SECTION].items(), key=lambda kv: int(kv[0]))}
+
+
+def load_bases(root):
+    parser = _read(root)
     bases = {}
-    for series in parser.sections():
+    for series in filter(is_line, parser.sections()):
         sec = parser[series]
         try:
             bases[series] = Base(
@@ -167,62 +270,68 @@ def get_base(root, series):
 
 
 def parse_series(text):
-    """Parse a series file into (name, files, needs) triples.
+    """Parse a series file into (name, files, unit, needs) tuples.
 
     One commit a line, applied in order: a patch file name, or a ``.msg``
-    file holding the commit message for plain new files.  Paths after the
-    name are new files of the project, added to that commit; ``needs=N``
-    says the commit builds on commit N of the series (so a tree without N
-    cannot have it either).  Blank lines and ``#`` comments are ignored.
+    file holding the commit message for plain new files.  ``unit=NAME``
+    says which unit of the fix a patch is (every fix is one unit; a commit
+    without one only adds tests); ``needs=NAME`` says it builds on another
+    unit, so a tree left without that unit cannot have it either.  Other
+    words are new files of the project, added to that commit.  Blank lines
+    and ``#`` comments are ignored.
 
-    >>> parse_series('# fixes\\n0001-a.patch\\n\\n0002-b.msg x.py y.py\\n'
-    ...              '0003-c.patch needs=1 z.yaml\\n')
+    >>> parse_series('# fixes\\n0001-a.patch unit=u1\\n\\n'
+    ...              '0002-b.msg x.py y.py\\n'
+    ...              '0003-c.patch unit=u2 needs=u1 z.yaml\\n')
     ... # doctest: +NORMALIZE_WHITESPACE
-    [('0001-a.patch', (), ()), ('0002-b.msg', ('x.py', 'y.py'), ()),
-     ('0003-c.patch', ('z.yaml',), (1,))]
+    [('0001-a.patch', (), 'u1', ()), ('0002-b.msg', ('x.py', 'y.py'), None, ()),
+     ('0003-c.patch', ('z.yaml',), 'u2', ('u1',))]
     """
     entries = []
     for line in text.splitlines():
         line = line.split('#', 1)[0].strip()
         if line:
             name, *words = line.split()
+            units = [w[len('unit='):] for w in words if w.startswith('unit=')]
             needs = tuple(w[len('needs='):] for w in words
                           if w.startswith('needs='))
-            needs = tuple(int(n) if n.isdigit() else n for n in needs)
-            files = tuple(w for w in words if not w.startswith('needs='))
-            entries.append((name, files, needs))
+            files = tuple(w for w in words
+                          if not w.startswith(('unit=', 'needs=')))
+            entries.append((name, files, ','.join(units) or None, needs))
     return entries
 
 
-def read_series(path, root):
+def read_series(path, root, check_files=True):
     if not path.is_file():
         raise errors.UsageError(
             'no series file at %s: list the patches there, one a line' % path)
+    units = load_units(root)
     commits = []
-    for number, (name, files, needs) in enumerate(
+    for number, (name, files, unit, needs) in enumerate(
             parse_series(path.read_text()), start=1):
+        where = '%s: entry %d (%s)' % (path, number, name)
         if not (name.endswith('.patch') or name.endswith('.msg')):
             raise errors.UsageError(
-                '%s: entry %d (%s) is neither a .patch nor a .msg file' % (
-                    path, number, name))
-        if not name.endswith('.patch') and not files:
+                '%s is neither a .patch nor a .msg file' % where)
+        if name.endswith('.msg') and not files:
+            raise errors.UsageError('%s is a message with no files' % where)
+        if name.endswith('.patch') and unit is None:
             raise errors.UsageError(
-                '%s: entry %d (%s) is a message with no files' % (
-                    path, number, name))
-        for need in needs:
-            if not (isinstance(need, int) and 0 < need < number):
+                '%s says no unit: add unit=NAME, one of %s' % (
+                    where, ', '.join(units)))
+        for word in ((unit,) if unit else ()) + needs:
+            if word not in units:
                 raise errors.UsageError(
-                    '%s: entry %d (%s) says needs=%s; it must name an '
-                    'earlier entry by its number' % (
-                        path, number, name, need))
+                    '%s names unit %r, which bases.ini does not define '
+                    '(its units: %s; a commit is one unit)' % (
+                        where, word, ', '.join(units)))
         sources = tuple(source_of(path.parent, root, f) for f in files)
         for item in [path.parent / name] + list(sources):
-            if not item.is_file():
+            if check_files and not item.is_file():
                 raise errors.UsageError(
-                    '%s: entry %d names %s, which does not exist' % (
-                        path, number, item))
+                    '%s names %s, which does not exist' % (where, item))
         commits.append(Commit(number, name, path.parent / name, files,
-                              sources, needs))
+                              sources, needs, unit))
     return commits
 
 

@@ -5,10 +5,11 @@ class ForkError(Exception):
     """Base of every error the tool reports without a traceback.
 
     The message says what went wrong and, where there is one, what to do
-    next.  ``main`` prints it on one line and exits with ``exit_code``.
+    next.  ``main`` prints it on one line and exits with ``exit_code``,
+    2 or more (``check`` exits 1 for a release that needs the fix).
     """
 
-    exit_code = 1
+    exit_code = 2
 
 
 class UsageError(ForkError):

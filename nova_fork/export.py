@@ -100,7 +100,8 @@ def export(base):
         patches = format_patch(tree, base.nova, partial)
         verify(tree, base.nova, patches)
         if base.quilt:
-            quilt.write_series(tree, base.nova, partial / 'quilt')
+            quilt.write_series(tree, base.nova, partial / 'quilt',
+                               config.load_bug(base.root))
             quilt.verify(base, partial / 'quilt')
         if dest.exists():
             shutil.rmtree(dest)

@@ -13,6 +13,7 @@ import re
 import subprocess
 
 from nova_fork import build
+from nova_fork import config
 from nova_fork import errors
 from nova_fork import runner
 from nova_fork import venv
@@ -25,18 +26,21 @@ SUMMARY_SCRIPT = pathlib.Path(__file__).parent / 'scripts' / 'subunit2json.py'
 ASSERTION_RE = re.compile(r'(AssertionError|MismatchError)')
 
 
-def classify(record):
-    """One word for one test's outcome, and whether it is the bug's."""
+def classify(record, bug):
+    """One word for one test's outcome, and whether it is the bug's.
+
+    An assertion whose message holds one of the bug's failure texts
+    (bases.ini, [bug] failures) is the bug's: FAIL (LABEL).
+    """
     status, reason = record['status'], record['reason']
     if status == 'success':
         return PASS
     if status == 'skip':
         return 'skip'
     if ASSERTION_RE.search(reason):
-        if 'already in use' in reason:
-            return 'FAIL (in use)'
-        if 'PCI device' in reason:
-            return 'FAIL (devices)'
+        for label, text in bug.failures:
+            if text in reason:
+                return 'FAIL (%s)' % label
     lines = [s.strip() for s in reason.splitlines() if s.strip()]
     return 'ERROR (%s)' % (lines[-1][:60] if lines else status)
 
@@ -46,18 +50,24 @@ def is_bug_failure(outcome):
 
 
 def variants(base):
-    """Column name and build arguments, in table order."""
+    """Column name and build arguments, in table order.
+
+    One "without UNIT" column for each unit of the fix that the release
+    lacks and the series carries.
+    """
     columns = [('pristine', {'pristine': True}), ('fork', {})]
+    lacking = build.lacking_units(
+        base, build.fetch.fetch(base.root, base.nova, base.sha256))
     commits = base.commits()
     for commit in commits:
-        if commit.is_fix:
-            also = sorted(build.left_out(commits, commit.number) -
-                          {commit.number})
-            name = 'without %d' % commit.number
+        if commit.is_fix and commit.unit in lacking:
+            also = sorted(build.left_out(commits, commit.unit) -
+                          {commit.unit})
+            name = 'without %s' % commit.unit
             if also:
                 # a later fix builds on this one: it goes too
-                name += ' (and %s)' % ', '.join(str(n) for n in also)
-            columns.append((name, {'without': commit.number}))
+                name += ' (and %s)' % ', '.join(also)
+            columns.append((name, {'without': commit.unit}))
     return columns
 
 
@@ -100,11 +110,12 @@ def results(base, **kwargs):
 def table(base):
     """Run every column; return (columns, {short id: {column: outcome}})."""
     columns = variants(base)
+    bug = config.load_bug(base.root)
     rows = {}
     for name, kwargs in columns:
         for test_id, record in results(base, **kwargs).items():
             rows.setdefault(short_id(base, test_id), {})[name] = (
-                test_id, classify(record), record['duration'])
+                test_id, classify(record, bug), record['duration'])
     return [name for name, _ in columns], rows
 
 

@@ -10,10 +10,7 @@ from nova_fork import errors
 from nova_fork import fetch
 from nova_fork import gitutils
 
-BUG_URL = 'https://bugs.launchpad.net/nova/+bug/1860555'
-
-
-def dep3(tree, commit):
+def dep3(tree, commit, bug):
     """One commit as a DEP-3 patch: header paragraph, then the diff."""
     subject = gitutils.out(tree, 'show', '-s', '--format=%s', commit)
     body = gitutils.out(tree, 'show', '-s', '--format=%b', commit)
@@ -25,7 +22,7 @@ def dep3(tree, commit):
         lines.append(' ' + line if line.strip() else ' .')
     lines += ['Author: %s' % author,
               'Origin: vendor, nova-fork commit %s' % commit,
-              'Bug: %s' % BUG_URL,
+              'Bug: %s' % bug.url,
               'Forwarded: not-needed',
               'Last-Update: %s' % date,
               '---']
@@ -34,7 +31,7 @@ def dep3(tree, commit):
     return '\n'.join(lines) + '\n' + diff
 
 
-def write_series(tree, since, outdir):
+def write_series(tree, since, outdir, bug):
     """Write one patch a commit and the series file; return the names."""
     outdir.mkdir(parents=True)
     commits = gitutils.out(tree, 'rev-list', '--reverse',
@@ -43,7 +40,7 @@ def write_series(tree, since, outdir):
     for number, commit in enumerate(commits, start=1):
         subject = gitutils.out(tree, 'show', '-s', '--format=%f', commit)
         name = '%04d-%s.patch' % (number, subject[:52])
-        (outdir / name).write_text(dep3(tree, commit))
+        (outdir / name).write_text(dep3(tree, commit, bug))
         names.append(name)
     (outdir / 'series').write_text(''.join(n + '\n' for n in names))
     return names

@@ -1,0 +1,179 @@
+"""Which units of the fix a nova release has, read from its code.
+
+A unit (bases.ini, ``[unit NAME]``) names a file of nova, the functions
+there that must carry it, and a call pattern that shows a function lacks
+it.  The functions are found by name and the calls by shape with Python's
+own parser, so the answer does not depend on the lines around them: a
+release whose code moved, or was reformatted, gets the same answer.
+
+A pattern is a Python call expression.  ``_`` matches any one argument and
+``...`` any further arguments (keywords included); without ``...`` the call
+must have exactly the arguments written and no keywords::
+
+    self.tracker.abort_instance_claim(_, self.instance, ...)
+
+matches ``self.tracker.abort_instance_claim(ctx, self.instance, node)``
+but not ``...(ctx, self.instance_ref, node)``.
+"""
+
+import ast
+import tarfile
+
+from nova_fork import errors
+
+HAS = 'has'
+NEEDS = 'needs'
+
+
+class UnknownCode(errors.ForkError):
+    """The code does not have what a unit looks for: the answer is unknown."""
+
+    exit_code = 5
+
+
+def parse_pattern(text):
+    try:
+        node = ast.parse(text.strip(), mode='eval').body
+    except SyntaxError:
+        node = None
+    if not isinstance(node, ast.Call):
+        raise errors.UsageError('a unit\'s "lacks" must be a call such as '
+                                '"self.f(_, self.instance, ...)", not %r'
+                                % text)
+    return node
+
+
+def _dump(node):
+    return ast.dump(node, annotate_fields=False, include_attributes=False)
+
+
+def _is(node, name):
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _is_rest(node):
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
+def matches(call, pattern):
+    """True when call (an ast.Call) has the shape of pattern.
+
+    >>> p = parse_pattern('self.f(_, self.x, ...)')
+    >>> c = lambda text: ast.parse(text, mode='eval').body
+    >>> matches(c('self.f(a, self.x)'), p), matches(c('self.f(a, self.y)'), p)
+    (True, False)
+    >>> matches(c('self.f(a, self.x, b, k=1)'), p)
+    True
+    >>> p = parse_pattern('self.g(_)')
+    >>> matches(c('self.g(d)'), p), matches(c('self.g(d, i)'), p)
+    (True, False)
+    >>> matches(c('self.g(d, instance=i)'), p)
+    False
+    """
+    if _dump(call.func) != _dump(pattern.func):
+        return False
+    args = list(pattern.args)
+    rest = bool(args) and _is_rest(args[-1])
+    if rest:
+        args = args[:-1]
+    if len(call.args) < len(args):
+        return False
+    if not rest and (len(call.args) != len(args) or call.keywords):
+        return False
+    for got, want in zip(call.args, args):
+        if not _is(want, '_') and _dump(got) != _dump(want):
+            return False
+    return True
+
+
+def find_functions(module, qualnames):
+    """{qualname: FunctionDef} of those of qualnames the module defines."""
+    found = {}
+    for cls in module.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for item in cls.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = '%s.%s' % (cls.name, item.name)
+                if name in qualnames:
+                    found[name] = item
+    return found
+
+
+def verdict(unit, source):
+    """(HAS or NEEDS, detail) for a unit, from the source of its file.
+
+    Raises UnknownCode when the file has none of the unit's functions, or
+    they make no call of the pattern's callee: then the code is not what
+    the unit knows how to read, and no answer is better than a guess.
+    """
+    pattern = parse_pattern(unit.lacks)
+    try:
+        module = ast.parse(source)
+    except SyntaxError as exc:
+        raise UnknownCode('%s does not parse (%s)' % (unit.path, exc))
+    functions = find_functions(module, unit.functions)
+    if not functions:
+        raise UnknownCode('%s has none of %s' % (
+            unit.path, ', '.join(unit.functions)))
+    lacking, calls = [], 0
+    for name, func in sorted(functions.items()):
+        for node in ast.walk(func):
+            if isinstance(node, ast.Call) and \
+                    _dump(node.func) == _dump(pattern.func):
+                calls += 1
+                if matches(node, pattern):
+                    lacking.append('%s line %d' % (name, node.lineno))
+    if not calls:
+        raise UnknownCode('%s makes no call to %s' % (
+            ', '.join(sorted(functions)), ast.unparse(pattern.func)))
+    if lacking:
+        return NEEDS, 'calls %s in %s' % (
+            ast.unparse(pattern), ', '.join(lacking))
+    return HAS, 'in %s' % ', '.join(sorted(functions))
+
+
+def read_tree(tree, unit):
+    path = tree / unit.path
+    if not path.is_file():
+        raise UnknownCode('the tree has no %s' % unit.path)
+    return path.read_text()
+
+
+def read_sdist(sdist, paths):
+    """{path: text} of the given files of nova, straight from the sdist."""
+    wanted = set(paths)
+    found = {}
+    with tarfile.open(sdist) as tar:
+        for member in tar:
+            name = member.name.split('/', 1)[-1]
+            if name in wanted and member.isfile():
+                found[name] = tar.extractfile(member).read().decode()
+                if len(found) == len(wanted):
+                    break
+    return found
+
+
+def survey(units, sources):
+    """[(unit, verdict, detail)] for every unit, from {path: source}."""
+    results = []
+    for unit in units.values():
+        if unit.path not in sources:
+            raise UnknownCode('the release has no %s' % unit.path)
+        results.append((unit,) + verdict(unit, sources[unit.path]))
+    return results
+
+
+def of_sdist(units, sdist):
+    return survey(units, read_sdist(sdist, {u.path for u in
+                                            units.values()}))
+
+
+def of_tree(units, tree):
+    return survey(units, {u.path: read_tree(tree, u) for u in
+                          units.values()})
+
+
+def lacking(results):
+    """The names of the units a survey says the release needs."""
+    return [unit.name for unit, answer, _ in results if answer == NEEDS]
