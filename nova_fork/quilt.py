@@ -47,19 +47,28 @@ def write_series(tree, since, outdir, bug):
 
 
 def verify(base, patches_dir):
-    """quilt push -a onto each release of the series.
+    """quilt push -a onto each release of the line that takes the series.
 
-    Every release the series serves (bases.ini: nova and releases) is
+    Every release the line serves (bases.ini: nova and releases) that gets
+    the same commits as the exported one (it lacks the same units) is
     unpacked from its sdist, the series pushed, and the changed files
-    compared with the fork built on that release.
+    compared with the fork built on that release.  A release that lacks
+    other units gets its own series: export --release VERSION.
     """
     if not shutil.which('quilt'):
         raise errors.UsageError(
             'quilt is not installed, so the quilt series cannot be checked: '
             'apt-get install quilt')
+    exported = _subjects(build.build(base), base.nova)
     for version in [base.default_nova] + [v for v, _ in base.releases]:
         on_release = base.for_release(version)
-        push_all(on_release, patches_dir, build.build(on_release))
+        tree = build.build(on_release)
+        if _subjects(tree, version) == exported:
+            push_all(on_release, patches_dir, tree)
+
+
+def _subjects(tree, since):
+    return gitutils.out(tree, 'log', '--format=%s', '%s..HEAD' % since)
 
 
 def push_all(base, patches_dir, tree):
