@@ -17,22 +17,66 @@ CLAIMS = textwrap.dedent('''\
             self.instance = instance.obj_clone()
 
         def abort(self):
-            self.tracker.abort(self.instance)
+            self.tracker.abort_instance_claim(self.context, self.instance,
+                                              self.nodename)
     ''')
 
 FIXED_CLAIMS = CLAIMS.replace(
     'self.instance = instance.obj_clone()',
     'self.instance = instance.obj_clone()\n        self._ref = instance',
-).replace('abort(self.instance)', 'abort(self._ref)')
+).replace('self.context, self.instance,', 'self.context, self._ref,')
 
 MANAGER = textwrap.dedent('''\
-    def free(devs, instance):
-        for dev in devs:
-            _free_device(dev)
+    class PciDevTracker(object):
+        def free_instance_claims(self, context, instance):
+            for dev in self.pci_devs:
+                self._free_device(dev)
     ''')
 
 FIXED_MANAGER = MANAGER.replace('_free_device(dev)',
                                 '_free_device(dev, instance)')
+
+UNITS = textwrap.dedent('''\
+    [bug]
+    id = 1860555
+    url = https://bugs.launchpad.net/nova/+bug/1860555
+    failures =
+        in use: already in use
+        devices: PCI device
+
+    [unit claim-abort]
+    summary = Claim.abort aborts on the instance
+    file = nova/compute/claims.py
+    functions = Claim.abort
+    lacks = self.tracker.abort_instance_claim(_, self.instance, ...)
+
+    [unit free-instance]
+    summary = the tracker frees with the instance
+    file = nova/pci/manager.py
+    functions = PciDevTracker.free_instance_claims PciDevTracker._free_instance
+    lacks = self._free_device(_)
+
+    [series]
+    1 = one
+    2 = two
+    ''')
+
+
+def line_section(name, version, sha256, patches, extra=''):
+    """A line's section of bases.ini."""
+    return textwrap.dedent('''\
+
+        [%s]
+        nova = %s
+        sha256 = %s
+        python = python3
+        placement = 1.0.0
+        lock = locks/fake.txt
+        patches = %s
+        regression = nova.tests.test_fake
+        affected = test_fake
+        tests = nova.tests.test_fake
+        ''') % (name, version, sha256, patches) + extra
 
 
 def make_sdist(path, version, files):
@@ -120,18 +164,20 @@ class FakeProject(fixtures.Fixture):
         note.write_text('fixes:\n  - fixed\n')
         (patches / 'series').write_text(
             '# the fake series\n'
-            '0001-Fix-claims.patch\n'
-            '0002-Fix-manager.patch releasenotes/notes/fake.yaml\n'
+            '0001-Fix-claims.patch unit=claim-abort\n'
+            '0002-Fix-manager.patch unit=free-instance '
+            'releasenotes/notes/fake.yaml\n'
             '0003-Add-tests.msg nova/tests/test_fake.py\n')
-        (self.root / 'bases.ini').write_text(textwrap.dedent('''\
-            [fake]
-            nova = %s
-            sha256 = %s
-            python = python3
-            placement = 1.0.0
-            lock = locks/fake.txt
-            patches = patches/fake
-            regression = nova.tests.test_fake
-            affected = test_fake
-            tests = nova.tests.test_fake
-            ''' % (self.version, self.sha256)))
+        (self.root / 'bases.ini').write_text(UNITS + line_section(
+            'fake', self.version, self.sha256, 'patches/fake'))
+
+    def add_release(self, version, claims=CLAIMS, manager=MANAGER, **files):
+        """A fake sdist of another release in the cache; its sha256."""
+        files.update({'nova/compute/claims.py': claims,
+                      'nova/pci/manager.py': manager})
+        return make_sdist(self.root / '.cache' / 'sdists' /
+                          ('nova-%s.tar.gz' % version), version, files)
+
+    def append(self, text):
+        bases = self.root / 'bases.ini'
+        bases.write_text(bases.read_text() + text)

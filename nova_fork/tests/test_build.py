@@ -46,11 +46,19 @@ class BuildTest(testtools.TestCase):
                          (tree / 'nova/compute/claims.py').read_text())
 
     def test_without(self):
-        tree = build.build(self.base, without=1)
-        self.assertEqual('fake-without-1', tree.name)
+        tree = build.build(self.base, without='claim-abort')
+        self.assertEqual('fake-without-claim-abort', tree.name)
         self.assertEqual(
             'Import nova 1.0.0\nFix manager\nAdd regression tests',
             self.log(tree))
+
+    def test_without_takes_the_units_that_build_on_it(self):
+        series = self.base.patches / 'series'
+        series.write_text(series.read_text().replace(
+            'unit=free-instance', 'unit=free-instance needs=claim-abort'))
+        tree = build.build(self.base, without='claim-abort')
+        self.assertEqual('Import nova 1.0.0\nAdd regression tests',
+                         self.log(tree))
 
     def test_series_variant_of_a_new_file(self):
         variant = self.base.patches / 'files' / 'nova/tests/test_fake.py'
@@ -61,12 +69,8 @@ class BuildTest(testtools.TestCase):
                          (tree / 'nova/tests/test_fake.py').read_text())
 
     def test_another_release_of_the_series(self):
-        sha256 = fakes.make_sdist(
-            self.project.root / '.cache/sdists/nova-0.9.0.tar.gz', '0.9.0', {
-                'nova/compute/claims.py': fakes.CLAIMS,
-                'nova/pci/manager.py': fakes.MANAGER})
-        bases = self.project.root / 'bases.ini'
-        bases.write_text(bases.read_text() + 'releases = 0.9.0 %s\n' % sha256)
+        sha256 = self.project.add_release('0.9.0')
+        self.project.append('releases = 0.9.0 %s\n' % sha256)
         base = config.get_base(self.project.root, 'fake').for_release('0.9.0')
         tree = build.build(base, pristine=True)
         self.assertEqual('fake-0.9.0-pristine', tree.name)
@@ -78,10 +82,41 @@ class BuildTest(testtools.TestCase):
         self.assertIn('series fake is not set up for nova 0.8.0; its '
                       'releases are 1.0.0, 0.9.0', str(exc))
 
-    def test_without_unknown_commit(self):
+    def test_release_with_part_of_the_fix_gets_the_rest(self):
+        # upstream fixed the tracker in 1.0.1, written its own way
+        sha256 = self.project.add_release(
+            '1.0.1', manager=fakes.FIXED_MANAGER.replace(
+                '    for dev in self.pci_devs:\n',
+                '    devs = list(self.pci_devs)\n'
+                '        for dev in devs:\n'))
+        self.project.append('releases = 1.0.1 %s\n' % sha256)
+        base = config.get_base(self.project.root, 'fake').for_release(
+            '1.0.1')
+        tree = build.build(base)
+        self.assertEqual(
+            'Import nova 1.0.1\nFix claims\nAdd regression tests',
+            self.log(tree))
+        # its mutants leave out only what it lacks
+        exc = self.assertRaises(errors.UsageError, build.build, base,
+                                without='free-instance')
+        self.assertIn('has no commit of unit free-instance to leave out; it '
+                      'carries claim-abort', str(exc))
+
+    def test_without_unknown_unit(self):
         exc = self.assertRaises(errors.UsageError, build.build, self.base,
-                                without=7)
-        self.assertIn('has no commit 7', str(exc))
+                                without='nosuch')
+        self.assertIn('has no commit of unit nosuch', str(exc))
+
+    def test_code_the_units_cannot_read(self):
+        sha256 = self.project.add_release('1.0.2', claims='# moved away\n')
+        self.project.append('releases = 1.0.2 %s\n' % sha256)
+        exc = self.assertRaises(errors.ForkError, build.build,
+                                config.get_base(self.project.root,
+                                                'fake').for_release('1.0.2'))
+        self.assertEqual('cannot tell which units of the fix nova 1.0.2 '
+                         'lacks: nova/compute/claims.py has none of '
+                         'Claim.abort', str(exc))
+        self.assertFalse((self.project.root / 'build').exists())
 
     def test_reproducible_commit_ids(self):
         first = gitutils.out(build.build(self.base), 'rev-parse', 'HEAD')
@@ -140,22 +175,28 @@ class BuildTest(testtools.TestCase):
     def test_patch_does_not_apply_names_file_and_hunk(self):
         patch = self.base.patches / '0002-Fix-manager.patch'
         patch.write_text(patch.read_text().replace(
-            '     for dev in devs:', '     for dev in all_devs:'))
+            '         for dev in self.pci_devs:',
+            '         for dev in self.all_devs:'))
         exc = self.assertRaises(errors.PatchError, build.build, self.base)
         self.assertIn('0002-Fix-manager.patch does not apply to nova 1.0.0',
                       str(exc))
-        self.assertIn('nova/pci/manager.py, hunk 1 of 1 (@@ -1,3 +1,3 @@',
+        self.assertIn('nova/pci/manager.py, hunk 1 of 1 (@@ -1,4 +1,4 @@',
                       str(exc))
         self.assertFalse((self.project.root / 'build' / 'fake').exists())
 
 
 class AlreadyFixedTest(testtools.TestCase):
 
-    def test_refuses_to_apply_the_fix_twice(self):
+    def test_a_release_with_every_unit_has_nothing_to_build(self):
         project = self.useFixture(fakes.FakeProject(
-            manager=fakes.FIXED_MANAGER))
+            claims=fakes.FIXED_CLAIMS, manager=fakes.FIXED_MANAGER))
         base = config.get_base(project.root, 'fake')
         exc = self.assertRaises(errors.AlreadyFixed, build.build, base)
-        self.assertIn('nova 1.0.0 already has the fix', str(exc))
-        self.assertIn('0002-Fix-manager.patch', str(exc))
+        self.assertEqual(
+            'nova 1.0.0 already has every unit of the fix that series fake '
+            'carries (claim-abort, free-instance); nothing to apply '
+            '("nova-fork check 1.0.0" says which it has)', str(exc))
         self.assertFalse(pathlib.Path(project.root / 'build/fake').exists())
+        # its pristine tree (the tests only) can still be had
+        self.assertEqual('fake-pristine',
+                         build.build(base, pristine=True).name)

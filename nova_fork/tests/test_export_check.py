@@ -1,16 +1,22 @@
+import io
+import json
+import pathlib
 import shutil
 from unittest import mock
 
 import testtools
 
 from nova_fork import build
-from nova_fork import check
+from nova_fork import cmd
 from nova_fork import config
 from nova_fork import errors
 from nova_fork import export
+from nova_fork import fetch
 from nova_fork import gitutils
 from nova_fork import quilt
+from nova_fork import refresh
 from nova_fork.tests import fakes
+from nova_fork import units
 
 
 class ExportTest(testtools.TestCase):
@@ -43,63 +49,198 @@ class ExportTest(testtools.TestCase):
 
 class CheckTest(testtools.TestCase):
 
-    def base_with_release(self, version, claims, manager):
-        """The fake series, and a fake sdist of nova VERSION in the cache."""
-        project = self.useFixture(fakes.FakeProject())
-        fakes.make_sdist(
-            project.root / ('.cache/sdists/nova-%s.tar.gz' % version),
-            version, {'nova/compute/claims.py': claims,
-                      'nova/pci/manager.py': manager})
-        return config.get_base(project.root, 'fake')
+    def setUp(self):
+        super().setUp()
+        self.project = self.useFixture(fakes.FakeProject())
+        self.root = self.project.root
 
-    def test_release_that_needs_the_fix(self):
-        project = self.useFixture(fakes.FakeProject())
-        base = config.get_base(project.root, 'fake')
-        needs, lines = check.check(base, '1.0.0')
-        self.assertTrue(needs)
-        self.assertIn('nova 1.0.0 needs the fix', lines[0])
+    def run_check(self, *args):
+        with mock.patch('sys.stdout', new_callable=io.StringIO) as out, \
+                mock.patch('sys.stderr', new_callable=io.StringIO) as err:
+            code = cmd.main(['check'] + list(args))
+        return code, out.getvalue(), err.getvalue()
 
-    def test_release_that_has_the_fix(self):
-        base = self.base_with_release('1.0.1', fakes.FIXED_CLAIMS,
-                                      fakes.FIXED_MANAGER)
-        needs, lines = check.check(base, '1.0.1')
-        self.assertFalse(needs)
-        self.assertIn('nova 1.0.1 already has the fix', lines[0])
+    def test_release_that_needs_every_unit(self):
+        code, out, _ = self.run_check('1.0.0')
+        self.assertEqual(1, code)
+        self.assertEqual(
+            'nova 1.0.0 (one)\n'
+            '  needs  claim-abort    Claim.abort aborts on the instance\n'
+            '  needs  free-instance  the tracker frees with the instance\n'
+            'nova 1.0.0 needs claim-abort, free-instance of the fix for bug '
+            '1860555: nova-fork build fake\n', out)
 
-    def test_release_with_part_of_the_fix(self):
-        # upstream fixed the PCI tracker the same way, the claim otherwise
-        base = self.base_with_release(
-            '1.0.2', fakes.CLAIMS.replace('self.instance)', 'self.original)'),
-            fakes.FIXED_MANAGER)
-        needs, lines = check.check(base, '1.0.2')
-        self.assertFalse(needs)
-        self.assertIn('0001-Fix-claims.patch: does not apply', lines[1])
-        self.assertIn('0002-Fix-manager.patch: already carries '
-                      'nova/pci/manager.py hunk 1', lines[2])
+    def test_release_with_every_unit(self):
+        self.project.add_release('1.0.1', fakes.FIXED_CLAIMS,
+                                 fakes.FIXED_MANAGER)
+        code, out, _ = self.run_check('1.0.1', '--json')
+        self.assertEqual(0, code)
+        self.assertEqual({'version': '1.0.1', 'line': 'fake',
+                          'has': ['claim-abort', 'free-instance'],
+                          'needs': []}, json.loads(out))
 
-    def test_release_that_lacks_one_fix(self):
-        base = self.base_with_release('1.0.3', fakes.CLAIMS,
-                                      fakes.FIXED_MANAGER)
-        needs, lines = check.check(base, '1.0.3')
-        self.assertFalse(needs)
-        self.assertEqual('nova 1.0.3 already has part of the fix for bug '
-                         '1860555 but lacks 0001-Fix-claims.patch of the '
-                         'fake series', lines[0])
+    def test_code_that_moved_gets_the_same_answer(self):
+        # the fixes upstream wrote their own way, around other code
+        claims = '# moved down\n\n\n' + fakes.FIXED_CLAIMS.replace(
+            'self.context, self._ref,\n', 'ctx, self._ref,\n').replace(
+            'self.nodename)', 'node)  # reformatted')
+        self.project.add_release('1.0.2', claims, fakes.MANAGER.replace(
+            'for dev in self.pci_devs:', 'for dev in list(self.pci_devs):'))
+        code, out, _ = self.run_check('1.0.2', '--json')
+        self.assertEqual(1, code)
+        self.assertEqual({'version': '1.0.2', 'line': 'fake',
+                          'has': ['claim-abort'],
+                          'needs': ['free-instance']}, json.loads(out))
 
-    def test_release_the_patches_do_not_fit(self):
-        base = self.base_with_release('0.1.0', '# other\n', '# other\n')
-        exc = self.assertRaises(errors.PatchError, check.check, base,
-                                '0.1.0')
-        self.assertIn('cannot tell whether nova 0.1.0 has the fix: '
-                      '0001-Fix-claims.patch: does not apply: '
-                      'nova/compute/claims.py hunk 1 (@@ -1,6 +1,7 @@',
-                      str(exc))
+    def test_release_not_in_bases_ini_names_how_to_add_it(self):
+        self.project.add_release('1.0.3')
+        code, out, _ = self.run_check('1.0.3')
+        self.assertEqual(1, code)
+        self.assertIn('line fake serves it once the release and its sha256 '
+                      'are added to its releases in bases.ini', out)
 
-    def test_pick_base(self):
-        project = self.useFixture(fakes.FakeProject())
-        bases = config.load_bases(project.root)
-        self.assertEqual('fake', check.pick_base(bases, '1.2.3').series)
-        self.assertEqual('fake', check.pick_base(bases, '7.0.0').series)
+    def test_release_no_line_serves(self):
+        self.project.add_release('2.0.0', manager=fakes.FIXED_MANAGER)
+        code, out, _ = self.run_check('2.0.0', '--json')
+        self.assertEqual((1, None), (code, json.loads(out)['line']))
+        code, out, _ = self.run_check('2.0.0')
+        self.assertIn('needs claim-abort of the fix for bug 1860555; no line '
+                      'serves two yet', out)
+
+    def test_the_line_of_the_release_is_picked(self):
+        self.project.append(fakes.line_section(
+            'two', '2.0.0', 'ab' * 32, 'patches/fake'))
+        self.project.add_release('2.0.5')
+        self.project.add_release('1.0.5')
+        self.assertEqual('two', json.loads(
+            self.run_check('2.0.5', '--json')[1])['line'])
+        self.assertEqual('fake', json.loads(
+            self.run_check('1.0.5', '--json')[1])['line'])
+
+    def test_errors_are_one_line_and_exit_2_or_more(self):
+        self.project.add_release('1.9.0', claims='# no claims here\n')
+        no_pypi = mock.patch.object(
+            fetch, '_pip_download', side_effect=errors.FetchError(
+                'cannot download nova==9.9.9: PyPI is not reachable'))
+        for args, code, text in [
+                (['abc'], 2, "'abc' is not a nova version"),
+                (['0.9.0'], 2, 'nova 0.9.0 is older than one (1.0.0), the '
+                               'first release this project covers'),
+                (['1.9.0'], 5, 'cannot tell which units of the fix nova '
+                               '1.9.0 has: nova/compute/claims.py has none '
+                               'of Claim.abort'),
+                (['9.9.9'], 3, 'PyPI is not reachable')]:
+            with no_pypi:
+                got, out, err = self.run_check(*args)
+            self.assertEqual(code, got, args)
+            self.assertEqual('', out)
+            self.assertEqual(1, len(err.splitlines()), err)
+            self.assertIn(text, err)
+
+
+class UnitsTest(testtools.TestCase):
+
+    def unit(self, lacks, functions=('C.f',)):
+        return config.Unit('u', 's', 'x.py', functions, lacks)
+
+    def test_verdicts(self):
+        unit = self.unit('self.g(_, self.instance, ...)')
+        code = 'class C:\n    def f(self):\n        self.g(a, %s)\n'
+        self.assertEqual(units.NEEDS, units.verdict(
+            unit, code % 'self.instance, b')[0])
+        self.assertEqual(units.HAS, units.verdict(
+            unit, code % 'self.instance_ref, b')[0])
+
+    def test_only_the_functions_named_are_read(self):
+        unit = self.unit('self.g(_)', functions=('C.f', 'C.gone'))
+        code = ('class C:\n    def f(self):\n        self.g(a, b)\n'
+                '    def h(self):\n        self.g(a)\n')
+        self.assertEqual((units.HAS, 'in C.f'), units.verdict(unit, code))
+
+    def test_no_call_to_read_is_no_answer(self):
+        unit = self.unit('self.g(_)')
+        exc = self.assertRaises(
+            units.UnknownCode, units.verdict, unit,
+            'class C:\n    def f(self):\n        self.other(a)\n')
+        self.assertEqual('C.f makes no call to self.g', str(exc))
+
+    def test_bad_pattern(self):
+        self.assertRaises(errors.UsageError, units.parse_pattern, 'a = b')
+
+
+class RefreshTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.project = self.useFixture(fakes.FakeProject())
+        self.base = config.get_base(self.project.root, 'fake')
+        self.tree = build.build(self.base)
+
+    def git(self, *args):
+        return gitutils.git(self.tree, *args)
+
+    def patches(self):
+        return {p.name: p.read_text() for p in self.base.patches.iterdir()}
+
+    def test_right_after_a_build_nothing_changes(self):
+        # the fake's patches were not written by the tool: the first
+        # refresh writes them as format-patch does, and then they stay
+        self.assertEqual(
+            [pathlib.Path('patches/fake/0001-Fix-claims.patch'),
+             pathlib.Path('patches/fake/0002-Fix-manager.patch')],
+            refresh.refresh(self.base))
+        head = gitutils.out(self.tree, 'rev-parse', 'HEAD')
+        self.assertEqual(head, gitutils.out(build.build(self.base),
+                                            'rev-parse', 'HEAD'))
+        self.assertEqual([], refresh.refresh(self.base))
+
+    def edit_second_commit(self):
+        commits = gitutils.out(self.tree, 'rev-list', '--reverse',
+                               '1.0.0..HEAD').split()
+        self.git('checkout', '-q', '--detach', commits[1])
+        manager = self.tree / 'nova/pci/manager.py'
+        manager.write_text(manager.read_text().replace('dev,', 'device,'))
+        with (self.tree / 'releasenotes/notes/fake.yaml').open('a') as f:
+            f.write('# more\n')
+        self.git('commit', '-qa', '--amend', '--no-edit')
+        self.git('cherry-pick', commits[2])
+
+    def test_edited_commits_go_back_where_they_came_from(self):
+        refresh.refresh(self.base)
+        self.edit_second_commit()
+        changed = refresh.refresh(self.base)
+        self.assertEqual([pathlib.Path('patches/fake/0002-Fix-manager.patch'),
+                          pathlib.Path('releasenotes/notes/fake.yaml')],
+                         changed)
+        patch = (self.base.patches / '0002-Fix-manager.patch').read_text()
+        self.assertIn('+            self._free_device(device, instance)',
+                      patch)
+        # the release note stays a plain file, out of the patch
+        self.assertNotIn('fake.yaml', patch)
+        # and a new build from them is the edited tree
+        head = gitutils.out(self.tree, 'rev-parse', 'HEAD^{tree}')
+        shutil.rmtree(self.tree)
+        self.assertEqual(head, gitutils.out(build.build(self.base),
+                                            'rev-parse', 'HEAD^{tree}'))
+
+    def test_a_split_commit_needs_its_series_entry(self):
+        self.git('commit', '-q', '--allow-empty', '-m', 'Another')
+        before = self.patches()
+        exc = self.assertRaises(errors.UsageError, refresh.refresh,
+                                self.base)
+        self.assertIn('has 4 commits after 1.0.0, and %s lists 3' % (
+            self.base.patches / 'series'), str(exc))
+        self.assertEqual(before, self.patches())
+
+    def test_a_message_entry_must_not_change_upstream_files(self):
+        (self.tree / 'nova/compute/claims.py').write_text('# changed\n')
+        self.git('commit', '-qa', '--amend', '--no-edit')
+        before = self.patches()
+        exc = self.assertRaises(errors.UsageError, refresh.refresh,
+                                self.base)
+        self.assertEqual(before, self.patches())
+        self.assertIn('changes nova/compute/claims.py, which entry '
+                      '0003-Add-tests.msg does not list', str(exc))
 
 
 class QuiltTest(testtools.TestCase):
@@ -109,14 +250,8 @@ class QuiltTest(testtools.TestCase):
         if not shutil.which('quilt'):
             self.skipTest('quilt is not installed')
         self.project = self.useFixture(fakes.FakeProject())
-        sha256 = fakes.make_sdist(
-            self.project.root / '.cache/sdists/nova-0.9.0.tar.gz', '0.9.0', {
-                'ChangeLog': '0.9.0\n',
-                'nova/compute/claims.py': fakes.CLAIMS,
-                'nova/pci/manager.py': fakes.MANAGER})
-        bases = self.project.root / 'bases.ini'
-        bases.write_text(bases.read_text() + 'quilt = true\n'
-                         'releases = 0.9.0 %s\n' % sha256)
+        sha256 = self.project.add_release('1.0.9', ChangeLog='1.0.9\n')
+        self.project.append('quilt = true\nreleases = 1.0.9 %s\n' % sha256)
         self.base = config.get_base(self.project.root, 'fake')
 
     def test_quilt_series_with_dep3_headers(self):
@@ -136,8 +271,8 @@ class QuiltTest(testtools.TestCase):
     def test_quilt_series_that_does_not_push(self):
         real = quilt.write_series
 
-        def broken(tree, since, outdir):
-            names = real(tree, since, outdir)
+        def broken(tree, since, outdir, bug):
+            names = real(tree, since, outdir, bug)
             patch = outdir / names[0]
             patch.write_text(patch.read_text().replace(
                 '     def abort(self):', '     def abandon(self):'))
@@ -174,11 +309,9 @@ class CherryPickTest(testtools.TestCase):
             (old / name).write_text(text)
         (old / 'series').write_text(
             (root / 'patches/fake/series').read_text())
-        bases = root / 'bases.ini'
-        text = bases.read_text()
-        bases.write_text(text + '\n' + text.replace('[fake]', '[old]')
-                         .replace('patches/fake', 'patches/old') +
-                         'backport_of = fake\n')
+        self.project.append(fakes.line_section(
+            'old', '1.0.0', self.project.sha256, 'patches/old',
+            'backport_of = fake\n'))
 
     def test_cherry_picks_name_the_source_commits(self):
         base = config.get_base(self.project.root, 'old')
