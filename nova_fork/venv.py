@@ -10,9 +10,9 @@ import tempfile
 import time
 
 from nova_fork import build
-from nova_fork import chroot
 from nova_fork import errors
 from nova_fork import fetch
+from nova_fork import runtime
 
 STAMP = 'nova-fork-lock.sha256'
 
@@ -20,63 +20,26 @@ STAMP = 'nova-fork-lock.sha256'
 # dropped in release 81: keep the venv on a setuptools that still has it.
 SETUPTOOLS = 'setuptools<70'
 
-# The last virtualenv release that creates Python 2.7 environments.
-VIRTUALENV = 'virtualenv<20.22'
+VIRTUALENV = runtime.VIRTUALENV
+
+# What pip says when PyPI cannot be reached.
+NO_NETWORK = ('NewConnectionError', 'Temporary failure in name resolution')
 
 
-def venv_dir(root, series, in_chroot=False):
-    """.venvs/SERIES, or .venvs/SERIES-bullseye for one made in the root."""
-    name = '%s-%s' % (series, chroot.SUITE) if in_chroot else series
-    return pathlib.Path(root) / '.venvs' / name
-
-
-def _works(python):
-    try:
-        return subprocess.run([python, '-c', 'import sys'],
-                              stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL).returncode == 0
-    except OSError:
-        return False
-
-
-def find_interpreter(name):
-    """The host's NAME (e.g. python2.7), from PATH or pyenv, or None.
-
-    A pyenv shim on PATH that has no such version selected does not count.
-    """
-    candidates = [shutil.which(name)]
-    pyenv = pathlib.Path(os.environ.get('PYENV_ROOT',
-                                        pathlib.Path.home() / '.pyenv'))
-    version = name.replace('python', '')
-    candidates += sorted(
-        str(p) for p in pyenv.glob('versions/%s*/bin/%s' % (version, name)))
-    for candidate in candidates:
-        if candidate and _works(candidate):
-            return candidate
-    return None
-
-
-def interpreter(base):
-    python = find_interpreter(base.python)
-    if not python:
-        raise errors.UsageError(
-            '%s, which series %s runs its tests on, is not installed; '
-            'install it (e.g. apt-get install %s) and run again' % (
-                base.python, base.series, base.python))
-    return python
-
-
-def _run(cmd, what):
+def _run(cmd, what, env=None):
     proc = subprocess.run(cmd, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
+                          stderr=subprocess.STDOUT, text=True, env=env)
     if proc.returncode:
-        lines = [s for s in proc.stdout.splitlines() if s.strip()]
-        tail = lines[-1] if lines else 'exit %d' % proc.returncode
-        if 'NewConnectionError' in proc.stdout or \
-                'Temporary failure in name resolution' in proc.stdout:
-            tail = 'PyPI is not reachable (no network?)'
-        raise errors.ForkError('%s failed: %s' % (what, tail))
+        raise errors.ForkError('%s failed: %s' % (what, _tail(proc)))
     return proc.stdout
+
+
+def _tail(proc):
+    """The last line of a failed command's output, or its exit code."""
+    if any(s in proc.stdout for s in NO_NETWORK):
+        return 'PyPI is not reachable (no network?)'
+    lines = [s.strip() for s in proc.stdout.splitlines() if s.strip()]
+    return lines[-1] if lines else 'exit %d' % proc.returncode
 
 
 def _virtualenv(root):
@@ -86,7 +49,7 @@ def _virtualenv(root):
     if not exe.exists():
         shutil.rmtree(tool, ignore_errors=True)
         try:
-            _create(sys.executable, tool)
+            _create(sys.executable, tool, version=sys.version_info[:2])
             _run([str(tool / 'bin' / 'python'), '-m', 'pip', 'install', '-q',
                   '--disable-pip-version-check', VIRTUALENV],
                  'installing %s' % VIRTUALENV)
@@ -96,8 +59,9 @@ def _virtualenv(root):
     return exe
 
 
-def _create(python, path, root=None):
-    if python.endswith('python2.7'):
+def _create(python, path, root=None, version=(3,)):
+    """A venv of python at path (virtualenv for Python 2); its python."""
+    if tuple(version) < (3,):
         _run([str(_virtualenv(root)), '-q', '-p', python, str(path)],
              'creating a Python 2.7 virtualenv with %s' % python)
     else:
@@ -107,53 +71,55 @@ def _create(python, path, root=None):
     return path / 'bin' / 'python'
 
 
-def chroot_of(base):
-    """The bullseye root the base's tests run in, or None for the host."""
-    if chroot.wanted() or not find_interpreter(base.python):
-        return chroot.path(base.root)
-    return None
-
-
-def run(base, cmd, cwd=None, env=None, **kwargs):
-    """Run cmd for the base: on the host, or inside its bullseye root."""
-    root = chroot_of(base)
-    if root is None:
-        return subprocess.run(cmd, cwd=cwd, env=env, **kwargs)
-    env = dict(env or os.environ)
-    env['PATH'] = env.get('PATH', '') + ':/usr/sbin:/usr/bin:/sbin:/bin'
-    env['PIP_CERT'] = '/etc/ssl/certs/ca-certificates.crt'
-    with chroot.mounted(root, base.root):
-        return chroot.run(chroot.command(root, cmd, cwd or base.root),
-                          env=env, **kwargs)
-
-
-def _create_in_chroot(base, path):
-    root = chroot.provision(base.root)
-    env = dict(os.environ, PYTHONPATH='/' + chroot.VIRTUALENV_DIR)
-    proc = run(base, ['python3', '-m', 'virtualenv', '-q', '-p',
-                      base.python, str(path)], env=env,
-               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def _create_in_root(rt, path):
+    if rt.version < (3,):
+        # virtualenv<20.22, installed for the root's python3 with the root
+        env = dict(os.environ, PYTHONPATH=runtime.ROOT_VIRTUALENV)
+        cmd = ['python3', '-m', 'virtualenv', '-q', '-p', rt.python,
+               str(path)]
+    else:
+        env = None
+        cmd = [rt.python, '-m', 'venv', str(path)]
+    proc = rt.run(cmd, env=env, stdout=subprocess.PIPE,
+                  stderr=subprocess.STDOUT, text=True)
     if proc.returncode:
-        raise errors.ForkError('creating a %s virtualenv in %s failed: %s'
-                               % (base.python, root, proc.stdout.strip()))
+        raise errors.ForkError('creating a %s venv in %s failed: %s'
+                               % (rt.base.python, rt.root, _tail(proc)))
     return path / 'bin' / 'python'
+
+
+def _fill_with_pip(base, rt, path):
+    if rt.in_root:
+        python = _create_in_root(rt, path)
+    else:
+        python = _create(rt.python, path, base.root, rt.version)
+    proc = rt.run([str(python), '-m', 'pip', 'install', '-q',
+                   '--disable-pip-version-check', '--no-deps',
+                   '-r', str(base.lock)],
+                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                  text=True)
+    if proc.returncode:
+        raise errors.ForkError('installing %s into %s failed: %s' % (
+            base.lock.name, path, _tail(proc)))
+    return python
 
 
 def ensure(base):
     """Build the base's venv from its lock file, or reuse it; return python.
 
-    Where the host has no interpreter for the base (or NOVA_FORK_CHROOT=1),
-    the venv is made and used inside a Debian bullseye root.
+    The venv is made where the base's runtime says: with the host's
+    interpreter (PATH or pyenv) in .venvs/SERIES, or inside a Debian root
+    in .venvs/SERIES-SUITE.
     """
     if not base.lock.is_file():
         raise errors.UsageError(
             'series %s has no lock file at %s; generate it with '
             '"nova-fork lock %s --constraints FILE"' % (
                 base.series, base.lock, base.series))
-    in_chroot = chroot_of(base) is not None
+    rt = runtime.pick(base)
     want = '%s %s' % (hashlib.sha256(base.lock.read_bytes()).hexdigest(),
-                      'chroot' if in_chroot else 'host')
-    path = venv_dir(base.root, base.series, in_chroot)
+                      rt.where)
+    path = rt.venv_dir
     python = path / 'bin' / 'python'
     stamp = path / STAMP
     if stamp.is_file() and stamp.read_text().strip() == want and \
@@ -162,19 +128,8 @@ def ensure(base):
     shutil.rmtree(path, ignore_errors=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        if in_chroot:
-            python = _create_in_chroot(base, path)
-        else:
-            python = _create(interpreter(base), path, base.root)
-        proc = run(base, [str(python), '-m', 'pip', 'install', '-q',
-                          '--disable-pip-version-check', '--no-deps',
-                          '-r', str(base.lock)],
-                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                   text=True)
-        if proc.returncode:
-            lines = [s for s in proc.stdout.splitlines() if s.strip()]
-            raise errors.ForkError('installing %s into %s failed: %s' % (
-                base.lock.name, path, lines[-1] if lines else proc.returncode))
+        rt.prepare()
+        python = _fill_with_pip(base, rt, path)
         stamp.write_text(want + '\n')
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
@@ -197,7 +152,8 @@ def lock(base, constraints):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         build.unpack(sdist, tmp / 'src')
-        python = _create(interpreter(base), tmp / 'venv', base.root)
+        rt = runtime.pick(base, host_only=True)
+        python = _create(rt.python, tmp / 'venv', base.root, rt.version)
         # Pins of our own go in as constraints: old pips refuse a
         # requirement that nova's requirement files name too.
         extra = tmp / 'extra-constraints.txt'
