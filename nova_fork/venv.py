@@ -1,4 +1,10 @@
-"""The test virtualenv of a base, installed from the project's lock file."""
+"""The test virtualenv of a base, installed from the project's lock file.
+
+Made with uv where it can (an interpreter of Python 3.8 or newer on the
+host), else with pip: the venv module, or virtualenv for Python 2.7, and
+pip inside a Debian root.  NOVA_FORK_INSTALLER=pip or uv forces one.  A
+venv is reused, whichever made it, while its lock file is unchanged.
+"""
 
 import hashlib
 import os
@@ -21,9 +27,14 @@ STAMP = 'nova-fork-lock.sha256'
 SETUPTOOLS = 'setuptools<70'
 
 VIRTUALENV = runtime.VIRTUALENV
+UV = 'uv>=0.4'
+INSTALLERS = ('uv', 'pip')
+# uv makes venvs for these interpreters and newer.
+UV_PYTHON = (3, 8)
 
-# What pip says when PyPI cannot be reached.
-NO_NETWORK = ('NewConnectionError', 'Temporary failure in name resolution')
+# What pip and uv say when PyPI cannot be reached.
+NO_NETWORK = ('NewConnectionError', 'Temporary failure in name resolution',
+              'dns error', 'failed to lookup address')
 
 
 def _run(cmd, what, env=None):
@@ -42,21 +53,31 @@ def _tail(proc):
     return lines[-1] if lines else 'exit %d' % proc.returncode
 
 
-def _virtualenv(root):
-    """A virtualenv that can still make Python 2.7 environments."""
-    tool = pathlib.Path(root) / '.venvs' / '_virtualenv'
-    exe = tool / 'bin' / 'virtualenv'
+def _tool(root, name, requirement):
+    """.venvs/_NAME: a venv of the tool's own python with requirement."""
+    tool = pathlib.Path(root) / '.venvs' / ('_' + name)
+    exe = tool / 'bin' / name
     if not exe.exists():
         shutil.rmtree(tool, ignore_errors=True)
         try:
             _create(sys.executable, tool, version=sys.version_info[:2])
             _run([str(tool / 'bin' / 'python'), '-m', 'pip', 'install', '-q',
-                  '--disable-pip-version-check', VIRTUALENV],
-                 'installing %s' % VIRTUALENV)
+                  '--disable-pip-version-check', requirement],
+                 'installing %s' % requirement)
         except BaseException:
             shutil.rmtree(tool, ignore_errors=True)
             raise
     return exe
+
+
+def _virtualenv(root):
+    """A virtualenv that can still make Python 2.7 environments."""
+    return _tool(root, 'virtualenv', VIRTUALENV)
+
+
+def uv(root):
+    """uv, installed from PyPI with pip into .venvs/_uv."""
+    return _tool(root, 'uv', UV)
 
 
 def _create(python, path, root=None, version=(3,)):
@@ -69,6 +90,40 @@ def _create(python, path, root=None, version=(3,)):
              'creating a venv with %s (is the venv module installed?)'
              % python)
     return path / 'bin' / 'python'
+
+
+def installer(rt):
+    """'uv' or 'pip': what makes and fills the venv for the runtime rt."""
+    forced = os.environ.get('NOVA_FORK_INSTALLER', '')
+    if forced and forced not in INSTALLERS:
+        raise errors.UsageError(
+            'NOVA_FORK_INSTALLER=%s: it takes %s; unset it to use uv where '
+            'the interpreter allows' % (forced, ' or '.join(INSTALLERS)))
+    if rt.in_root:
+        why = 'inside the Debian %s root venvs are made with pip' % rt.suite
+    elif tuple(rt.version) < UV_PYTHON:
+        why = 'uv makes no venvs for Python %s (only %d.%d and newer)' % (
+            '.'.join(map(str, rt.version)), *UV_PYTHON)
+    else:
+        return forced or 'uv'
+    if forced == 'uv':
+        raise errors.UsageError(
+            'NOVA_FORK_INSTALLER=uv, but %s; unset it or set it to pip'
+            % why)
+    return 'pip'
+
+
+def _fill_with_uv(base, rt, path):
+    exe = str(uv(base.root))
+    # uv never fetches an interpreter of its own: the runtime's it is.
+    env = dict(os.environ, UV_PYTHON_DOWNLOADS='never')
+    _run([exe, 'venv', '-q', '--python', rt.python, str(path)],
+         'creating a venv with uv and %s' % rt.python, env=env)
+    python = path / 'bin' / 'python'
+    _run([exe, 'pip', 'install', '-q', '--no-deps', '-r', str(base.lock),
+          '--python', str(python)],
+         'installing %s into %s with uv' % (base.lock.name, path), env=env)
+    return python
 
 
 def _create_in_root(rt, path):
@@ -125,11 +180,15 @@ def ensure(base):
     if stamp.is_file() and stamp.read_text().strip() == want and \
             python.exists():
         return python
+    how = installer(rt)
     shutil.rmtree(path, ignore_errors=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         rt.prepare()
-        python = _fill_with_pip(base, rt, path)
+        if how == 'uv':
+            python = _fill_with_uv(base, rt, path)
+        else:
+            python = _fill_with_pip(base, rt, path)
         stamp.write_text(want + '\n')
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)

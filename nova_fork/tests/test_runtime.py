@@ -1,4 +1,4 @@
-"""Runtimes (which interpreter, where), venvs, the import graph."""
+"""Runtimes (which interpreter, where), venv installers, the import graph."""
 
 import ast
 import contextlib
@@ -315,11 +315,55 @@ class ConfigRuntimeTest(testtools.TestCase):
                          bases['rocky'].runtime)
 
 
+class InstallerTest(RuntimeTestBase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.EnvironmentVariable('NOVA_FORK_INSTALLER'))
+
+    def rt(self, version, provider='path'):
+        return runtime.Runtime(self.base(), provider, '/x/python', version)
+
+    def test_uv_from_python_3_8_on_the_host(self):
+        self.assertEqual('uv', venv.installer(self.rt((3, 11))))
+        self.assertEqual('uv', venv.installer(self.rt((3, 8))))
+        self.assertEqual('pip', venv.installer(self.rt((3, 7))))
+        self.assertEqual('pip', venv.installer(self.rt((2, 7))))
+        self.assertEqual('pip', venv.installer(
+            self.rt((3, 9), 'debian:bullseye')))
+
+    def test_forced(self):
+        self.useFixture(fixtures.EnvironmentVariable(
+            'NOVA_FORK_INSTALLER', 'pip'))
+        self.assertEqual('pip', venv.installer(self.rt((3, 11))))
+        self.useFixture(fixtures.EnvironmentVariable(
+            'NOVA_FORK_INSTALLER', 'uv'))
+        self.assertEqual('uv', venv.installer(self.rt((3, 11))))
+        exc = self.assertRaises(errors.UsageError, venv.installer,
+                                self.rt((2, 7)))
+        self.assertEqual('NOVA_FORK_INSTALLER=uv, but uv makes no venvs for '
+                         'Python 2.7 (only 3.8 and newer); unset it or set '
+                         'it to pip', str(exc))
+        exc = self.assertRaises(errors.UsageError, venv.installer,
+                                self.rt((3, 9), 'debian:bullseye'))
+        self.assertIn('inside the Debian bullseye root venvs are made with '
+                      'pip', str(exc))
+
+    def test_unknown_installer(self):
+        self.useFixture(fixtures.EnvironmentVariable(
+            'NOVA_FORK_INSTALLER', 'conda'))
+        exc = self.assertRaises(errors.UsageError, venv.installer,
+                                self.rt((3, 11)))
+        self.assertIn('NOVA_FORK_INSTALLER=conda: it takes uv or pip',
+                      str(exc))
+
+
 class EnsureTest(RuntimeTestBase):
     """The commands that make and fill a venv, and the stamp."""
 
     def setUp(self):
         super().setUp()
+        self.useFixture(fixtures.EnvironmentVariable('NOVA_FORK_INSTALLER'))
         self.lock = self.project.root / 'locks' / 'fake.txt'
         self.lock.parent.mkdir()
         self.lock.write_text('pip==23.2.1\nsix==1.0\n')
@@ -327,6 +371,8 @@ class EnsureTest(RuntimeTestBase):
         self.commands = []
         self.useFixture(fixtures.MockPatchObject(
             venv.subprocess, 'run', side_effect=self.fake_run))
+        self.useFixture(fixtures.MockPatchObject(
+            venv, 'uv', return_value=pathlib.Path('/t/uv')))
         self.useFixture(fixtures.MockPatchObject(
             venv, '_virtualenv', return_value=pathlib.Path('/t/virtualenv')))
 
@@ -341,7 +387,21 @@ class EnsureTest(RuntimeTestBase):
         rt = runtime.Runtime(self.base(), 'path', '/h/python', version)
         return fixtures.MockPatchObject(runtime, 'pick', return_value=rt)
 
+    def test_uv(self):
+        with self.pick((3, 11)):
+            python = venv.ensure(self.base())
+        self.assertEqual(self.venv / 'bin' / 'python', python)
+        self.assertEqual(
+            [['/t/uv', 'venv', '-q', '--python', '/h/python',
+              str(self.venv)],
+             ['/t/uv', 'pip', 'install', '-q', '--no-deps', '-r',
+              str(self.lock), '--python', str(python)]], self.commands)
+        self.assertTrue((self.venv / venv.STAMP).read_text()
+                        .endswith(' host\n'))
+
     def test_pip(self):
+        self.useFixture(fixtures.EnvironmentVariable(
+            'NOVA_FORK_INSTALLER', 'pip'))
         with self.pick((3, 11)):
             python = venv.ensure(self.base())
         self.assertEqual(
@@ -357,9 +417,11 @@ class EnsureTest(RuntimeTestBase):
                           str(self.venv)], self.commands[0])
         self.assertEqual(['-m', 'pip', 'install'], self.commands[1][1:4])
 
-    def test_reused_while_the_lock_is_unchanged(self):
+    def test_reused_whichever_made_it(self):
         with self.pick((3, 11)):
             venv.ensure(self.base())
+            self.useFixture(fixtures.EnvironmentVariable(
+                'NOVA_FORK_INSTALLER', 'pip'))
             del self.commands[:]
             venv.ensure(self.base())
             self.assertEqual([], self.commands)
@@ -367,25 +429,39 @@ class EnsureTest(RuntimeTestBase):
             venv.ensure(self.base())
         self.assertEqual(['/h/python', '-m', 'venv', str(self.venv)],
                          self.commands[0])
-        self.assertTrue((self.venv / venv.STAMP).read_text()
-                        .endswith(' host\n'))
 
-    def test_a_failed_install_says_what_failed_and_leaves_no_venv(self):
+    def failing_install(self, output):
         def fail(cmd, **kwargs):
             self.fake_run(cmd, **kwargs)
             if 'install' in cmd:
-                return subprocess.CompletedProcess(cmd, 1, (
-                    'WARNING: Retrying ... NewConnectionError(...)\n'
-                    'ERROR: No matching distribution found for six==1.0\n'))
+                return subprocess.CompletedProcess(cmd, 2, output)
             return subprocess.CompletedProcess(cmd, 0, '')
-
         venv.subprocess.run.side_effect = fail
+
+    def test_a_failed_install_says_what_failed_and_leaves_no_venv(self):
+        self.failing_install(
+            'error: Failed to fetch: `https://pypi.org/simple/six/`\n'
+            '  Caused by: dns error: failed to lookup address\n')
         with self.pick((3, 11)):
             exc = self.assertRaises(errors.ForkError, venv.ensure,
                                     self.base())
-        self.assertEqual('installing fake.txt into %s failed: PyPI '
+        self.assertEqual('installing fake.txt into %s with uv failed: PyPI '
                          'is not reachable (no network?)' % self.venv,
                          str(exc))
+        self.assertFalse(self.venv.exists())
+
+    def test_a_failed_pip_install(self):
+        self.useFixture(fixtures.EnvironmentVariable(
+            'NOVA_FORK_INSTALLER', 'pip'))
+        self.failing_install(
+            'ERROR: Could not find a version that satisfies the requirement '
+            'six==1.0\nERROR: No matching distribution found for six==1.0\n')
+        with self.pick((3, 11)):
+            exc = self.assertRaises(errors.ForkError, venv.ensure,
+                                    self.base())
+        self.assertEqual('installing fake.txt into %s failed: ERROR: No '
+                         'matching distribution found for six==1.0'
+                         % self.venv, str(exc))
         self.assertFalse(self.venv.exists())
 
 
