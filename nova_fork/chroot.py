@@ -1,12 +1,16 @@
-"""A Debian bullseye root for series whose Python the host lacks.
+"""Debian roots made with debootstrap: a suite's Python on any host.
 
-Rocky's tests need Python 2.7.  Where the host has none, nova-fork
-provisions a bullseye root with debootstrap (cached under
-.cache/chroot/bullseye and reused), copies the host's CA bundle and
-resolver configuration into it so that pip inside reaches PyPI, and runs
-the venv and stestr inside it.  The project folder is bind-mounted at the
+A root per suite is provisioned under .cache/chroot/SUITE with debootstrap
+(as root; cached and reused), with the packages of the interpreter wanted
+(pythonX.Y and its headers, and what building sdists and making venvs
+needs); an interpreter wanted later in the same root is added with
+apt-get.  The host's CA bundle and resolver configuration are copied in so
+that pip inside reaches PyPI.  The project folder is bind-mounted at the
 same path, so paths are the same inside and out.  Every mount is undone
 when the command ends, also when a test fails or the run is interrupted.
+
+This module is the mechanics only: which base runs where is runtime's
+business.
 """
 
 import contextlib
@@ -18,23 +22,87 @@ import subprocess
 
 from nova_fork import errors
 
-SUITE = 'bullseye'
 MIRROR = 'http://deb.debian.org/debian'
-# python2.7 for the tests, python3 to run virtualenv, a compiler and the
-# headers for the sdists among rocky's dependencies that build C code.
-PACKAGES = ('python2.7', 'python2.7-dev', 'python3', 'gcc', 'libc6-dev',
-            'ca-certificates', 'git')
+# The interpreters each suite packages; the last one is its python3.
+SUITES = {
+    'bullseye': ('python2.7', 'python3.9'),
+    'bookworm': ('python3.11',),
+    'trixie': ('python3.13',),
+}
+# Besides the interpreter and its headers: python3 (it runs virtualenv for
+# Python 2.7), a compiler and libc headers for the sdists that build C
+# code, CA certificates and git.
+COMMON = ('python3', 'gcc', 'libc6-dev', 'ca-certificates', 'git')
+# The last virtualenv release that creates Python 2.7 environments.
+VIRTUALENV = 'virtualenv<20.22'
 VIRTUALENV_DIR = 'opt/nova-fork-virtualenv'
 STAMP = '.nova-fork-complete'
 
 
-def wanted():
-    """True when the user asks for the chroot even with a host python."""
-    return os.environ.get('NOVA_FORK_CHROOT') == '1'
+def path(project, suite):
+    return pathlib.Path(project) / '.cache' / 'chroot' / suite
 
 
-def path(root):
-    return pathlib.Path(root) / '.cache' / 'chroot' / SUITE
+def has(suite, python):
+    """True when the suite packages the interpreter PYTHON (python3.9).
+
+    >>> has('bullseye', 'python2.7'), has('bookworm', 'python2.7')
+    (True, False)
+    >>> has('trixie', 'python3')
+    True
+    """
+    return python in SUITES[suite] or python == 'python3'
+
+
+def python3_version(suite):
+    """'3.9' for bullseye: the version of the suite's python3."""
+    return SUITES[suite][-1][len('python'):]
+
+
+def packages(python):
+    """The Debian packages a root needs to run PYTHON's tests in.
+
+    >>> packages('python2.7')
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ('python2.7', 'python2.7-dev', 'python3', 'gcc', 'libc6-dev',
+     'ca-certificates', 'git')
+    >>> packages('python3.11')[:3]
+    ('python3.11', 'python3.11-dev', 'python3.11-venv')
+    """
+    own = (python, python + '-dev')
+    if not python.startswith('python2'):
+        # Debian keeps ensurepip, which "python3.X -m venv" uses, apart.
+        own += (python + '-venv',)
+    return own + tuple(p for p in COMMON if p not in own)
+
+
+def installed(target):
+    """The packages a complete root was provisioned with, or None."""
+    stamp = pathlib.Path(target) / STAMP
+    if not stamp.is_file():
+        return None
+    return set(stamp.read_text().split())
+
+
+def ready(target, python):
+    """True when the root is complete and has PYTHON's packages."""
+    have = installed(target)
+    return have is not None and have.issuperset(packages(python)) and (
+        not python.startswith('python2') or
+        (pathlib.Path(target) / VIRTUALENV_DIR).is_dir())
+
+
+def cannot_use(target):
+    """Why this host cannot make or use the root, or None if it can.
+
+    Chroot and mount need root; making the root (but not adding packages
+    to a complete one) needs debootstrap.
+    """
+    if os.geteuid() != 0:
+        return 'it needs root: run as root'
+    if installed(target) is None and not shutil.which('debootstrap'):
+        return 'making it needs debootstrap: apt-get install debootstrap'
+    return None
 
 
 def _run(cmd, what, **kwargs):
@@ -47,30 +115,33 @@ def _run(cmd, what, **kwargs):
     return proc.stdout
 
 
-def provision(root):
-    """Make (or reuse) the bullseye root; return its path."""
-    target = path(root)
-    if (target / STAMP).is_file():
+def provision(project, suite, python):
+    """Make (or reuse) the SUITE root with PYTHON's packages; its path."""
+    if not has(suite, python):
+        raise errors.UsageError(
+            'Debian %s has no %s (it has %s)' % (
+                suite, python, ', '.join(SUITES[suite])))
+    target = path(project, suite)
+    if ready(target, python):
         return target
-    if os.geteuid() != 0:
-        raise errors.UsageError(
-            'this host has no python2.7 and making a bullseye root for it '
-            'needs root: run as root, or install python2.7')
-    if not shutil.which('debootstrap'):
-        raise errors.UsageError(
-            'this host has no python2.7 and no debootstrap to make a '
-            'bullseye root with one: apt-get install debootstrap (or '
-            'install python2.7)')
+    problem = cannot_use(target)
+    if problem:
+        raise errors.UsageError('the Debian %s root for %s: %s' % (
+            suite, python, problem))
+    if installed(target) is not None:
+        _add(project, target, suite, python)
+        return target
     partial = target.with_name(target.name + '.partial')
     unmount_all(partial)
     shutil.rmtree(partial, ignore_errors=True)
     partial.parent.mkdir(parents=True, exist_ok=True)
     try:
         _run(['debootstrap', '--variant=minbase',
-              '--include=%s' % ','.join(PACKAGES), SUITE, str(partial),
-              MIRROR], 'debootstrap %s' % SUITE)
-        _install_virtualenv(partial)
-        (partial / STAMP).write_text('%s\n' % ' '.join(PACKAGES))
+              '--include=%s' % ','.join(packages(python)), suite,
+              str(partial), MIRROR], 'debootstrap %s' % suite)
+        if python.startswith('python2'):
+            _install_virtualenv(partial, suite)
+        (partial / STAMP).write_text('%s\n' % ' '.join(packages(python)))
         partial.rename(target)
     finally:
         unmount_all(partial)
@@ -78,15 +149,33 @@ def provision(root):
     return target
 
 
-def _install_virtualenv(chroot):
+def _add(project, target, suite, python):
+    """Add PYTHON's packages to a complete root made for another one."""
+    have = installed(target)
+    missing = [p for p in packages(python) if p not in have]
+    if missing:
+        env = {'PATH': '/usr/sbin:/usr/bin:/sbin:/bin',
+               'DEBIAN_FRONTEND': 'noninteractive'}
+        with mounted(target, project):
+            install = ['install', '-y', '-q', '--no-install-recommends']
+            for args in (['update', '-q'], install + missing):
+                _run(command(target, ['apt-get'] + args, '/'),
+                     'apt-get %s in the %s root' % (args[0], suite), env=env)
+    if python.startswith('python2') and \
+            not (target / VIRTUALENV_DIR).is_dir():
+        _install_virtualenv(target, suite)
+    (target / STAMP).write_text(
+        '%s\n' % ' '.join(sorted(have) + missing))
+
+
+def _install_virtualenv(chroot, suite):
     """virtualenv<20.22 for the root's python3: it makes 2.7 venvs."""
-    from nova_fork import venv
     _run(['python3', '-m', 'pip', 'install', '-q', '--no-deps',
           '--disable-pip-version-check', '--only-binary=:all:',
-          '--python-version', '3.9', '--target',
-          str(chroot / VIRTUALENV_DIR), venv.VIRTUALENV, 'distlib<1',
+          '--python-version', python3_version(suite), '--target',
+          str(chroot / VIRTUALENV_DIR), VIRTUALENV, 'distlib<1',
           'filelock<4', 'platformdirs<4'],
-         'installing virtualenv into the %s root' % SUITE)
+         'installing virtualenv into the %s root' % suite)
 
 
 def _copy_host_config(chroot):

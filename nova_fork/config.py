@@ -14,6 +14,7 @@ import dataclasses
 import os
 import pathlib
 
+from nova_fork import chroot
 from nova_fork import errors
 
 BASES_FILE = 'bases.ini'
@@ -46,6 +47,10 @@ class Unit:
     # the call that shows a function lacks the unit, as a pattern (see
     # nova_fork.units)
     lacks: str
+
+# The providers of a base's interpreter (runtime.py), and the default.
+RUNTIMES = ('path', 'pyenv') + tuple('debian:%s' % s for s in chroot.SUITES)
+DEFAULT_RUNTIME = ('path', 'pyenv')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +99,9 @@ class Base:
     quilt: bool = False
     backport_of: str = ''
     setenv: tuple = ()
+    # where the interpreter comes from, in the order to try: words among
+    # path, pyenv and debian:SUITE (see runtime.py)
+    runtime: tuple = DEFAULT_RUNTIME
 
     @property
     def label(self):
@@ -225,6 +233,7 @@ def load_bases(root):
                 quilt=sec.getboolean('quilt', False),
                 backport_of=sec.get('backport_of', ''),
                 setenv=_setenv(series, sec.get('setenv', '')),
+                runtime=_runtime(series, sec.get('runtime', '')),
             )
         except KeyError as exc:
             raise errors.UsageError(
@@ -258,6 +267,27 @@ def _setenv(series, text):
                     BASES_FILE, series, word))
         pairs.append((name, value))
     return tuple(pairs)
+
+
+def _runtime(series, text):
+    """The providers of a base's interpreter, in order; path pyenv if none.
+
+    >>> _runtime('s', 'path debian:bullseye')
+    ('path', 'debian:bullseye')
+    >>> _runtime('s', '')
+    ('path', 'pyenv')
+    """
+    words = tuple(text.split())
+    for word in words:
+        if word not in RUNTIMES:
+            raise errors.UsageError(
+                '%s: series %s: runtime %r is not one of %s' % (
+                    BASES_FILE, series, word, ', '.join(RUNTIMES)))
+    if len(set(words)) != len(words):
+        raise errors.UsageError(
+            '%s: series %s: runtime lists a provider twice: %s' % (
+                BASES_FILE, series, text.strip()))
+    return words or DEFAULT_RUNTIME
 
 
 def get_base(root, series):

@@ -16,6 +16,7 @@ from nova_fork import build
 from nova_fork import config
 from nova_fork import errors
 from nova_fork import runner
+from nova_fork import runtime
 from nova_fork import venv
 
 PASS = 'pass'
@@ -77,7 +78,7 @@ def run_module(base, tree, regex=None):
     filters = [regex] if regex else list(base.regression)
     proc = runner.stestr(base, tree, ['run', '--subunit'] + filters,
                          stdout=subprocess.PIPE)
-    summary = venv.run(
+    summary = runtime.run(
         base, [str(python), str(SUMMARY_SCRIPT)], input=proc.stdout,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if summary.returncode:

@@ -3,6 +3,7 @@
 import os
 
 from nova_fork import detect
+from nova_fork import runtime
 from nova_fork import venv
 
 PATHS = {
@@ -37,7 +38,7 @@ def stestr(base, tree, args, path='functional', stdout=None):
     cmd = [str(python.parent / 'stestr'), '--test-path=%s' % PATHS[path]]
     cmd += list(args)
     env = environ(python, base.setenv)
-    return venv.run(base, cmd, cwd=tree, env=env, stdout=stdout)
+    return runtime.run(base, cmd, cwd=tree, env=env, stdout=stdout)
 
 
 def run(base, tree, stestr_args=(), path='functional'):
@@ -76,5 +77,5 @@ def lint(base, tree):
     """flake8 with the tree's own configuration and nova's local checks."""
     python = venv.ensure(base)
     files = our_python_files(base)
-    return venv.run(base, [str(python), '-m', 'flake8'] + files, cwd=tree,
-                    env=environ(python, base.setenv)).returncode
+    return runtime.run(base, [str(python), '-m', 'flake8'] + files,
+                       cwd=tree, env=environ(python, base.setenv)).returncode

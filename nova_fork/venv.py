@@ -1,4 +1,10 @@
-"""The test virtualenv of a base, installed from the project's lock file."""
+"""The test virtualenv of a base, installed from the project's lock file.
+
+Made with uv where it can (an interpreter of Python 3.8 or newer on the
+host), else with pip: the venv module, or virtualenv for Python 2.7, and
+pip inside a Debian root.  NOVA_FORK_INSTALLER=pip or uv forces one.  A
+venv is reused, whichever made it, while its lock file is unchanged.
+"""
 
 import hashlib
 import os
@@ -10,9 +16,9 @@ import tempfile
 import time
 
 from nova_fork import build
-from nova_fork import chroot
 from nova_fork import errors
 from nova_fork import fetch
+from nova_fork import runtime
 
 STAMP = 'nova-fork-lock.sha256'
 
@@ -20,84 +26,63 @@ STAMP = 'nova-fork-lock.sha256'
 # dropped in release 81: keep the venv on a setuptools that still has it.
 SETUPTOOLS = 'setuptools<70'
 
-# The last virtualenv release that creates Python 2.7 environments.
-VIRTUALENV = 'virtualenv<20.22'
+VIRTUALENV = runtime.VIRTUALENV
+UV = 'uv>=0.4'
+INSTALLERS = ('uv', 'pip')
+# uv makes venvs for these interpreters and newer.
+UV_PYTHON = (3, 8)
+
+# What pip and uv say when PyPI cannot be reached.
+NO_NETWORK = ('NewConnectionError', 'Temporary failure in name resolution',
+              'dns error', 'failed to lookup address')
 
 
-def venv_dir(root, series, in_chroot=False):
-    """.venvs/SERIES, or .venvs/SERIES-bullseye for one made in the root."""
-    name = '%s-%s' % (series, chroot.SUITE) if in_chroot else series
-    return pathlib.Path(root) / '.venvs' / name
-
-
-def _works(python):
-    try:
-        return subprocess.run([python, '-c', 'import sys'],
-                              stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL).returncode == 0
-    except OSError:
-        return False
-
-
-def find_interpreter(name):
-    """The host's NAME (e.g. python2.7), from PATH or pyenv, or None.
-
-    A pyenv shim on PATH that has no such version selected does not count.
-    """
-    candidates = [shutil.which(name)]
-    pyenv = pathlib.Path(os.environ.get('PYENV_ROOT',
-                                        pathlib.Path.home() / '.pyenv'))
-    version = name.replace('python', '')
-    candidates += sorted(
-        str(p) for p in pyenv.glob('versions/%s*/bin/%s' % (version, name)))
-    for candidate in candidates:
-        if candidate and _works(candidate):
-            return candidate
-    return None
-
-
-def interpreter(base):
-    python = find_interpreter(base.python)
-    if not python:
-        raise errors.UsageError(
-            '%s, which series %s runs its tests on, is not installed; '
-            'install it (e.g. apt-get install %s) and run again' % (
-                base.python, base.series, base.python))
-    return python
-
-
-def _run(cmd, what):
+def _run(cmd, what, env=None):
     proc = subprocess.run(cmd, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
+                          stderr=subprocess.STDOUT, text=True, env=env)
     if proc.returncode:
-        lines = [s for s in proc.stdout.splitlines() if s.strip()]
-        tail = lines[-1] if lines else 'exit %d' % proc.returncode
-        if 'NewConnectionError' in proc.stdout or \
-                'Temporary failure in name resolution' in proc.stdout:
-            tail = 'PyPI is not reachable (no network?)'
-        raise errors.ForkError('%s failed: %s' % (what, tail))
+        raise errors.ForkError('%s failed: %s' % (what, _tail(proc)))
     return proc.stdout
 
 
-def _virtualenv(root):
-    """A virtualenv that can still make Python 2.7 environments."""
-    tool = pathlib.Path(root) / '.venvs' / '_virtualenv'
-    exe = tool / 'bin' / 'virtualenv'
+def _tail(proc):
+    """The last line of a failed command's output, or its exit code."""
+    if any(s in proc.stdout for s in NO_NETWORK):
+        return 'PyPI is not reachable (no network?)'
+    lines = [s.strip() for s in proc.stdout.splitlines() if s.strip()]
+    return lines[-1] if lines else 'exit %d' % proc.returncode
+
+
+def _tool(root, name, requirement):
+    """.venvs/_NAME: a venv of the tool's own python with requirement."""
+    tool = pathlib.Path(root) / '.venvs' / ('_' + name)
+    exe = tool / 'bin' / name
     if not exe.exists():
         shutil.rmtree(tool, ignore_errors=True)
         try:
-            _create(sys.executable, tool)
+            _create(sys.executable, tool, version=sys.version_info[:2])
             _run([str(tool / 'bin' / 'python'), '-m', 'pip', 'install', '-q',
-                  '--disable-pip-version-check', VIRTUALENV],
-                 'installing %s' % VIRTUALENV)
+                  '--disable-pip-version-check', requirement],
+                 'installing %s' % requirement)
         except BaseException:
             shutil.rmtree(tool, ignore_errors=True)
             raise
     return exe
 
 
-def _create(python, path, root=None):
-    if python.endswith('python2.7'):
+def _virtualenv(root):
+    """A virtualenv that can still make Python 2.7 environments."""
+    return _tool(root, 'virtualenv', VIRTUALENV)
+
+
+def uv(root):
+    """uv, installed from PyPI with pip into .venvs/_uv."""
+    return _tool(root, 'uv', UV)
+
+
+def _create(python, path, root=None, version=(3,)):
+    """A venv of python at path (virtualenv for Python 2); its python."""
+    if tuple(version) < (3,):
         _run([str(_virtualenv(root)), '-q', '-p', python, str(path)],
              'creating a Python 2.7 virtualenv with %s' % python)
     else:
@@ -107,74 +92,103 @@ def _create(python, path, root=None):
     return path / 'bin' / 'python'
 
 
-def chroot_of(base):
-    """The bullseye root the base's tests run in, or None for the host."""
-    if chroot.wanted() or not find_interpreter(base.python):
-        return chroot.path(base.root)
-    return None
+def installer(rt):
+    """'uv' or 'pip': what makes and fills the venv for the runtime rt."""
+    forced = os.environ.get('NOVA_FORK_INSTALLER', '')
+    if forced and forced not in INSTALLERS:
+        raise errors.UsageError(
+            'NOVA_FORK_INSTALLER=%s: it takes %s; unset it to use uv where '
+            'the interpreter allows' % (forced, ' or '.join(INSTALLERS)))
+    if rt.in_root:
+        why = 'inside the Debian %s root venvs are made with pip' % rt.suite
+    elif tuple(rt.version) < UV_PYTHON:
+        why = 'uv makes no venvs for Python %s (only %d.%d and newer)' % (
+            '.'.join(map(str, rt.version)), *UV_PYTHON)
+    else:
+        return forced or 'uv'
+    if forced == 'uv':
+        raise errors.UsageError(
+            'NOVA_FORK_INSTALLER=uv, but %s; unset it or set it to pip'
+            % why)
+    return 'pip'
 
 
-def run(base, cmd, cwd=None, env=None, **kwargs):
-    """Run cmd for the base: on the host, or inside its bullseye root."""
-    root = chroot_of(base)
-    if root is None:
-        return subprocess.run(cmd, cwd=cwd, env=env, **kwargs)
-    env = dict(env or os.environ)
-    env['PATH'] = env.get('PATH', '') + ':/usr/sbin:/usr/bin:/sbin:/bin'
-    env['PIP_CERT'] = '/etc/ssl/certs/ca-certificates.crt'
-    with chroot.mounted(root, base.root):
-        return chroot.run(chroot.command(root, cmd, cwd or base.root),
-                          env=env, **kwargs)
+def _fill_with_uv(base, rt, path):
+    exe = str(uv(base.root))
+    # uv never fetches an interpreter of its own: the runtime's it is.
+    env = dict(os.environ, UV_PYTHON_DOWNLOADS='never')
+    _run([exe, 'venv', '-q', '--python', rt.python, str(path)],
+         'creating a venv with uv and %s' % rt.python, env=env)
+    python = path / 'bin' / 'python'
+    _run([exe, 'pip', 'install', '-q', '--no-deps', '-r', str(base.lock),
+          '--python', str(python)],
+         'installing %s into %s with uv' % (base.lock.name, path), env=env)
+    return python
 
 
-def _create_in_chroot(base, path):
-    root = chroot.provision(base.root)
-    env = dict(os.environ, PYTHONPATH='/' + chroot.VIRTUALENV_DIR)
-    proc = run(base, ['python3', '-m', 'virtualenv', '-q', '-p',
-                      base.python, str(path)], env=env,
-               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def _create_in_root(rt, path):
+    if rt.version < (3,):
+        # virtualenv<20.22, installed for the root's python3 with the root
+        env = dict(os.environ, PYTHONPATH=runtime.ROOT_VIRTUALENV)
+        cmd = ['python3', '-m', 'virtualenv', '-q', '-p', rt.python,
+               str(path)]
+    else:
+        env = None
+        cmd = [rt.python, '-m', 'venv', str(path)]
+    proc = rt.run(cmd, env=env, stdout=subprocess.PIPE,
+                  stderr=subprocess.STDOUT, text=True)
     if proc.returncode:
-        raise errors.ForkError('creating a %s virtualenv in %s failed: %s'
-                               % (base.python, root, proc.stdout.strip()))
+        raise errors.ForkError('creating a %s venv in %s failed: %s'
+                               % (rt.base.python, rt.root, _tail(proc)))
     return path / 'bin' / 'python'
+
+
+def _fill_with_pip(base, rt, path):
+    if rt.in_root:
+        python = _create_in_root(rt, path)
+    else:
+        python = _create(rt.python, path, base.root, rt.version)
+    proc = rt.run([str(python), '-m', 'pip', 'install', '-q',
+                   '--disable-pip-version-check', '--no-deps',
+                   '-r', str(base.lock)],
+                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                  text=True)
+    if proc.returncode:
+        raise errors.ForkError('installing %s into %s failed: %s' % (
+            base.lock.name, path, _tail(proc)))
+    return python
 
 
 def ensure(base):
     """Build the base's venv from its lock file, or reuse it; return python.
 
-    Where the host has no interpreter for the base (or NOVA_FORK_CHROOT=1),
-    the venv is made and used inside a Debian bullseye root.
+    The venv is made where the base's runtime says: with the host's
+    interpreter (PATH or pyenv) in .venvs/SERIES, or inside a Debian root
+    in .venvs/SERIES-SUITE.
     """
     if not base.lock.is_file():
         raise errors.UsageError(
             'series %s has no lock file at %s; generate it with '
             '"nova-fork lock %s --constraints FILE"' % (
                 base.series, base.lock, base.series))
-    in_chroot = chroot_of(base) is not None
+    rt = runtime.pick(base)
     want = '%s %s' % (hashlib.sha256(base.lock.read_bytes()).hexdigest(),
-                      'chroot' if in_chroot else 'host')
-    path = venv_dir(base.root, base.series, in_chroot)
+                      rt.where)
+    path = rt.venv_dir
     python = path / 'bin' / 'python'
     stamp = path / STAMP
     if stamp.is_file() and stamp.read_text().strip() == want and \
             python.exists():
         return python
+    how = installer(rt)
     shutil.rmtree(path, ignore_errors=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        if in_chroot:
-            python = _create_in_chroot(base, path)
+        rt.prepare()
+        if how == 'uv':
+            python = _fill_with_uv(base, rt, path)
         else:
-            python = _create(interpreter(base), path, base.root)
-        proc = run(base, [str(python), '-m', 'pip', 'install', '-q',
-                          '--disable-pip-version-check', '--no-deps',
-                          '-r', str(base.lock)],
-                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                   text=True)
-        if proc.returncode:
-            lines = [s for s in proc.stdout.splitlines() if s.strip()]
-            raise errors.ForkError('installing %s into %s failed: %s' % (
-                base.lock.name, path, lines[-1] if lines else proc.returncode))
+            python = _fill_with_pip(base, rt, path)
         stamp.write_text(want + '\n')
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
@@ -197,7 +211,8 @@ def lock(base, constraints):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         build.unpack(sdist, tmp / 'src')
-        python = _create(interpreter(base), tmp / 'venv', base.root)
+        rt = runtime.pick(base, host_only=True)
+        python = _create(rt.python, tmp / 'venv', base.root, rt.version)
         # Pins of our own go in as constraints: old pips refuse a
         # requirement that nova's requirement files name too.
         extra = tmp / 'extra-constraints.txt'

@@ -3,13 +3,17 @@
 
 Prints figures; it asserts nothing.  Targets (issue 2): a build with a warm
 cache in at most 10 s, no scenario slower than about 4 s on 2 cores, and 0
-failures in 50 consecutive runs of the regression module.
+failures in 50 consecutive runs of the regression module.  Issue 8: uv
+makes the venv in at most half pip's time.
 
     python3 tools/benchmark.py [--series 2024.1] [--runs 50]
+        [--skip-build] [--skip-venv] [--skip-tests]
 
 The build and venv figures are taken in a scratch copy of the project (so
-the cold figures really start cold); the test figures use the project's own
-fork tree and venv.
+the cold figures really start cold); the venv of the same lock is made with
+uv and with pip (NOVA_FORK_INSTALLER), first with empty download caches of
+their own, then again with those caches warm.  The test figures use the
+project's own fork tree and venv.
 """
 
 import argparse
@@ -27,7 +31,10 @@ sys.path.insert(0, str(ROOT))
 from nova_fork import build  # noqa: E402
 from nova_fork import config  # noqa: E402
 from nova_fork import prove  # noqa: E402
+from nova_fork import runtime  # noqa: E402
 from nova_fork import venv  # noqa: E402
+
+INSTALLERS = ('uv', 'pip')
 
 
 def timed(func, *args, **kwargs):
@@ -56,11 +63,42 @@ def build_figures(series):
         shutil.rmtree(root / 'build')
         warm = timed(build.build, base)
         noop = timed(build.build, base)
-        venv_time = timed(venv.ensure, base)
     print('build, cold cache (fetch + verify + build): %6.1f s' % cold)
     print('build, warm cache (verify + build):         %6.1f s' % warm)
     print('build, tree already there (no-op):          %6.2f s' % noop)
-    print('venv from the lock file, fresh:             %6.1f s' % venv_time)
+
+
+def venv_figures(series):
+    """uv's and pip's time to make the venv of the same lock, in one run."""
+    saved = dict(os.environ)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        root = tmp / 'project'
+        scratch_copy(root)
+        base = config.get_base(root, series)
+        rt = runtime.pick(base)
+        # installing uv itself is not part of the figure
+        venv.uv(root)
+        os.environ['PIP_CACHE_DIR'] = str(tmp / 'pip-cache')
+        os.environ['UV_CACHE_DIR'] = str(tmp / 'uv-cache')
+        times = {}
+        try:
+            for cache in ('empty', 'warm'):
+                for name in INSTALLERS:
+                    os.environ['NOVA_FORK_INSTALLER'] = name
+                    shutil.rmtree(rt.venv_dir, ignore_errors=True)
+                    times[cache, name] = timed(venv.ensure, base)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+    print('\nvenv from %s with %s, the same lock, one run:' % (
+        base.lock.relative_to(root), rt.describe()))
+    print('  download caches    uv        pip       uv/pip')
+    for cache in ('empty', 'warm'):
+        print('  %-15s %6.1f s  %6.1f s  %6.2fx' % (
+            cache, times[cache, 'uv'], times[cache, 'pip'],
+            times[cache, 'uv'] / times[cache, 'pip']))
+    print('  (target: uv/pip <= 0.5x)')
 
 
 def test_figures(series, runs):
@@ -93,11 +131,16 @@ def main():
                         help='runs of the regression module for the flake '
                              'check (default 50; 0 skips it)')
     parser.add_argument('--skip-build', action='store_true')
+    parser.add_argument('--skip-venv', action='store_true')
+    parser.add_argument('--skip-tests', action='store_true')
     args = parser.parse_args()
     os.environ.pop('NOVA_FORK_ROOT', None)
     if not args.skip_build:
         build_figures(args.series)
-    test_figures(args.series, args.runs)
+    if not args.skip_venv:
+        venv_figures(args.series)
+    if not args.skip_tests:
+        test_figures(args.series, args.runs)
 
 
 if __name__ == '__main__':

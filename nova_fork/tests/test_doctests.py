@@ -1,14 +1,18 @@
 import doctest
 
 from nova_fork import build
+from nova_fork import chroot
 from nova_fork import config
 from nova_fork import detect
 from nova_fork import prove
+from nova_fork import runtime
 
 
 def load_tests(loader, tests, pattern):
     tests.addTests(doctest.DocTestSuite(build))
+    tests.addTests(doctest.DocTestSuite(chroot))
     tests.addTests(doctest.DocTestSuite(config))
     tests.addTests(doctest.DocTestSuite(detect))
     tests.addTests(doctest.DocTestSuite(prove))
+    tests.addTests(doctest.DocTestSuite(runtime))
     return tests

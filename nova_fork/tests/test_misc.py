@@ -2,7 +2,6 @@ import io
 import subprocess
 from unittest import mock
 
-import fixtures
 import testtools
 
 from nova_fork import chroot
@@ -12,7 +11,6 @@ from nova_fork import errors
 from nova_fork import fetch
 from nova_fork import prove
 from nova_fork.tests import fakes
-from nova_fork import venv
 
 
 class ConfigTest(testtools.TestCase):
@@ -171,16 +169,3 @@ class ChrootTest(testtools.TestCase):
         with mock.patch('builtins.open', mock.mock_open(read_data=mounts)):
             self.assertEqual(['/r/proc', '/r/dev', '/r/p q'],
                              chroot.mounts_under('/r'))
-
-    def test_host_python_is_preferred(self):
-        base = mock.Mock(python='python3', root='/p')
-        self.useFixture(fixtures.EnvironmentVariable('NOVA_FORK_CHROOT'))
-        self.assertIsNone(venv.chroot_of(base))
-        self.useFixture(fixtures.EnvironmentVariable('NOVA_FORK_CHROOT', '1'))
-        self.assertEqual('/p/.cache/chroot/bullseye',
-                         str(venv.chroot_of(base)))
-
-    def test_no_such_python_uses_the_chroot(self):
-        base = mock.Mock(python='python0.1', root='/p')
-        self.assertEqual('/p/.cache/chroot/bullseye',
-                         str(venv.chroot_of(base)))
