@@ -48,6 +48,7 @@ class Unit:
     # nova_fork.units)
     lacks: str
 
+
 # The providers of a base's interpreter (runtime.py), and the default.
 RUNTIMES = ('path', 'pyenv') + tuple('debian:%s' % s for s in chroot.SUITES)
 DEFAULT_RUNTIME = ('path', 'pyenv')

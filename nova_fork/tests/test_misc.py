@@ -17,20 +17,43 @@ class ConfigTest(testtools.TestCase):
 
     def test_parse_series(self):
         self.assertEqual(
-            [('0001-a.patch', (), ()), ('0002-b.msg', ('x.py', 'y.py'), ()),
-             ('0003-c.patch', (), (1,))],
-            config.parse_series('# c\n0001-a.patch\n\n0002-b.msg x.py y.py'
-                                '\n0003-c.patch needs=1'))
+            [('0001-a.patch', (), 'u1', ()),
+             ('0002-b.msg', ('x.py', 'y.py'), None, ()),
+             ('0003-c.patch', (), 'u2', ('u1',))],
+            config.parse_series('# c\n0001-a.patch unit=u1\n\n'
+                                '0002-b.msg x.py y.py\n'
+                                '0003-c.patch needs=u1 unit=u2'))
 
-    def test_needs_a_later_commit(self):
+    def series_says(self, old, new):
         project = self.useFixture(fakes.FakeProject())
         base = config.get_base(project.root, 'fake')
         series = project.root / base.patches / 'series'
-        series.write_text(series.read_text().replace(
-            '0001-Fix-claims.patch\n', '0001-Fix-claims.patch needs=3\n'))
-        exc = self.assertRaises(errors.UsageError, base.commits)
-        self.assertIn('entry 1', str(exc))
-        self.assertIn('needs=3', str(exc))
+        series.write_text(series.read_text().replace(old, new))
+        return self.assertRaises(errors.UsageError, base.commits)
+
+    def test_needs_an_unknown_unit(self):
+        exc = self.series_says('unit=claim-abort',
+                               'unit=claim-abort needs=nosuch')
+        self.assertIn("entry 1 (0001-Fix-claims.patch) names unit 'nosuch', "
+                      'which bases.ini does not define', str(exc))
+
+    def test_a_fix_is_one_unit(self):
+        exc = self.series_says(' unit=claim-abort', '')
+        self.assertIn('entry 1 (0001-Fix-claims.patch) says no unit: add '
+                      'unit=NAME, one of claim-abort, free-instance',
+                      str(exc))
+        exc = self.series_says('unit=claim-abort',
+                               'unit=claim-abort unit=free-instance')
+        self.assertIn("names unit 'claim-abort,free-instance'", str(exc))
+
+    def test_units_and_bug_come_from_bases_ini(self):
+        project = self.useFixture(fakes.FakeProject())
+        self.assertEqual(['claim-abort', 'free-instance'],
+                         list(config.load_units(project.root)))
+        bug = config.load_bug(project.root)
+        self.assertEqual(('1860555', 'devices'),
+                         (bug.id, bug.failures[1][0]))
+        self.assertEqual(['fake'], list(config.load_bases(project.root)))
 
     def test_unknown_series(self):
         project = self.useFixture(fakes.FakeProject())
@@ -44,7 +67,7 @@ class ConfigTest(testtools.TestCase):
         base = config.get_base(project.root, 'fake')
         (project.root / 'nova/tests/test_fake.py').unlink()
         exc = self.assertRaises(errors.UsageError, base.commits)
-        self.assertIn('entry 3 names', str(exc))
+        self.assertIn('entry 3 (0003-Add-tests.msg) names', str(exc))
 
 
 class FetchTest(testtools.TestCase):
@@ -82,17 +105,26 @@ class ProveTest(testtools.TestCase):
         return {'status': status, 'reason': reason, 'duration': 1.0}
 
     def test_classify(self):
-        self.assertEqual('pass', prove.classify(self.record('success')))
-        self.assertEqual('FAIL (in use)', prove.classify(self.record(
+        bug = config.Bug('1', 'u', (('in use', 'already in use'),
+                                    ('devices', 'PCI device')))
+        classify = lambda *a: prove.classify(self.record(*a), bug)
+        self.assertEqual('pass', classify('success'))
+        self.assertEqual('FAIL (in use)', classify(
             'fail', 'AssertionError: ... Device 0000:81:00.0 is already in '
-                    'use')))
-        self.assertEqual('FAIL (devices)', prove.classify(self.record(
+                    'use'))
+        self.assertEqual('FAIL (devices)', classify(
             'fail', 'testtools.matchers._impl.MismatchError: PCI device '
-                    '0000:81:00.0 held by two instances')))
-        self.assertEqual('ERROR (ImportError: no module x)', prove.classify(
-            self.record('fail', 'Traceback\nImportError: no module x\n')))
-        self.assertEqual('ERROR (TimeoutException)', prove.classify(
-            self.record('fail', 'Traceback\nTimeoutException')))
+                    '0000:81:00.0 held by two instances'))
+        self.assertEqual('ERROR (ImportError: no module x)', classify(
+            'fail', 'Traceback\nImportError: no module x\n'))
+        self.assertEqual('ERROR (TimeoutException)', classify(
+            'fail', 'Traceback\nTimeoutException'))
+        # the failure texts are the bug's, from its configuration
+        other = config.Bug('2', 'u', (('leak', 'leaked'),))
+        self.assertEqual('FAIL (leak)', prove.classify(self.record(
+            'fail', 'AssertionError: 2 devices leaked'), other))
+        self.assertTrue(classify(
+            'fail', 'AssertionError: 2 devices leaked').startswith('ERROR'))
 
     def rows(self, pristine, fork='pass', without=('FAIL (devices)',)):
         cells = {'pristine': ('m.T.test_a', pristine, 1.0),
