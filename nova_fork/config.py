@@ -315,7 +315,8 @@ def parse_series(text):
     ...              '0002-b.msg x.py y.py\\n'
     ...              '0003-c.patch unit=u2 needs=u1 z.yaml\\n')
     ... # doctest: +NORMALIZE_WHITESPACE
-    [('0001-a.patch', (), 'u1', ()), ('0002-b.msg', ('x.py', 'y.py'), None, ()),
+    [('0001-a.patch', (), 'u1', ()),
+     ('0002-b.msg', ('x.py', 'y.py'), None, ()),
      ('0003-c.patch', ('z.yaml',), 'u2', ('u1',))]
     """
     entries = []

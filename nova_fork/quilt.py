@@ -10,6 +10,7 @@ from nova_fork import errors
 from nova_fork import fetch
 from nova_fork import gitutils
 
+
 def dep3(tree, commit, bug):
     """One commit as a DEP-3 patch: header paragraph, then the diff."""
     subject = gitutils.out(tree, 'show', '-s', '--format=%s', commit)

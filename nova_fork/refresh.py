@@ -64,9 +64,9 @@ def outputs(base, tree):
                     'make it a patch, or list the new files in %s' % (
                         commit[:12], name, ', '.join(stray), name,
                         base.patches / 'series'))
-            result[entry.path] = gitutils.git(
-                tree, 'show', '-s', '--format=%B', commit).stdout.rstrip(
-                ) + '\n'
+            message = gitutils.git(tree, 'show', '-s', '--format=%B',
+                                   commit).stdout
+            result[entry.path] = message.rstrip() + '\n'
         for file_name, source in zip(entry.files, entry.sources):
             result[source] = gitutils.git(
                 tree, 'show', '%s:%s' % (commit, file_name)).stdout

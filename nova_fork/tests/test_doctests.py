@@ -6,6 +6,7 @@ from nova_fork import config
 from nova_fork import detect
 from nova_fork import prove
 from nova_fork import runtime
+from nova_fork import units
 
 
 def load_tests(loader, tests, pattern):
@@ -15,4 +16,5 @@ def load_tests(loader, tests, pattern):
     tests.addTests(doctest.DocTestSuite(detect))
     tests.addTests(doctest.DocTestSuite(prove))
     tests.addTests(doctest.DocTestSuite(runtime))
+    tests.addTests(doctest.DocTestSuite(units))
     return tests

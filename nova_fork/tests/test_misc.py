@@ -107,7 +107,10 @@ class ProveTest(testtools.TestCase):
     def test_classify(self):
         bug = config.Bug('1', 'u', (('in use', 'already in use'),
                                     ('devices', 'PCI device')))
-        classify = lambda *a: prove.classify(self.record(*a), bug)
+
+        def classify(*args):
+            return prove.classify(self.record(*args), bug)
+
         self.assertEqual('pass', classify('success'))
         self.assertEqual('FAIL (in use)', classify(
             'fail', 'AssertionError: ... Device 0000:81:00.0 is already in '
