@@ -12,6 +12,7 @@ from nova_fork import export
 from nova_fork import prove
 from nova_fork import refresh
 from nova_fork import runner
+from nova_fork import runtime
 from nova_fork import venv
 
 
@@ -48,7 +49,10 @@ def lock_cmd(args, root):
 def test_cmd(args, root):
     base = _base(args, root)
     tree = build.build(base, pristine=args.pristine, without=args.without)
-    code = runner.run(base, tree, args.stestr_args, path=args.path)
+    stestr_args = args.stestr_args
+    if args.regression:
+        stestr_args = ['run'] + list(base.regression) + list(stestr_args)
+    code = runner.run(base, tree, stestr_args, path=args.path)
     if code:
         raise errors.TestFailure(
             'tests failed in %s (exit %d); "nova-fork test %s -- last" '
@@ -70,6 +74,16 @@ def lint_cmd(args, root):
 
 def export_cmd(args, root):
     print(export.export(_base(args, root)))
+    return 0
+
+
+def lines_cmd(args, root):
+    """The lines of bases.ini, one a line, for scripts (.ci/run)."""
+    for base in config.load_bases(root).values():
+        if args.with_root and not any(
+                word.startswith(runtime.DEBIAN) for word in base.runtime):
+            continue
+        print(base.series)
     return 0
 
 
@@ -162,6 +176,8 @@ def make_parser():
                    default='functional',
                    help='the test path stestr discovers (default: '
                         'functional)')
+    p.add_argument('--regression', action='store_true',
+                   help="only the line's regression modules (bases.ini)")
     p.set_defaults(func=test_cmd, stestr_args=[])
 
     p = sub.add_parser('lint', help="flake8 with nova's configuration and "
@@ -175,6 +191,12 @@ def make_parser():
     p.add_argument('--release', metavar='VERSION',
                    help='export from another release of the series')
     p.set_defaults(func=export_cmd)
+
+    p = sub.add_parser('lines', help='list the lines of bases.ini, one a '
+                       'line')
+    p.add_argument('--with-root', action='store_true',
+                   help='only the lines whose runtime names a Debian root')
+    p.set_defaults(func=lines_cmd)
 
     p = sub.add_parser('refresh', help='write the commits of an edited tree '
                        'back to the patches and files of its line')

@@ -11,6 +11,7 @@ from nova_fork import errors
 from nova_fork import fetch
 from nova_fork import prove
 from nova_fork.tests import fakes
+from nova_fork import toxenvs
 
 
 class ConfigTest(testtools.TestCase):
@@ -204,3 +205,45 @@ class ChrootTest(testtools.TestCase):
         with mock.patch('builtins.open', mock.mock_open(read_data=mounts)):
             self.assertEqual(['/r/proc', '/r/dev', '/r/p q'],
                              chroot.mounts_under('/r'))
+
+
+class LinesTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.project = self.useFixture(fakes.FakeProject())
+        self.project.append(
+            'releases = 0.9.0 %s\n' % ('cd' * 32) + fakes.line_section(
+                'two', '2.0.0', 'ab' * 32, 'patches/fake',
+                'runtime = path debian:bullseye\n'))
+
+    def main(self, *args):
+        with mock.patch('sys.stdout', new_callable=io.StringIO) as out, \
+                mock.patch('sys.stderr', new_callable=io.StringIO) as err:
+            code = cmd.main(list(args))
+        return code, out.getvalue() + err.getvalue()
+
+    def test_tox_envs_for_every_line(self):
+        envs = toxenvs.envs(self.project.root, ('-k', 'x'))
+        self.assertEqual(
+            sorted('%s-%s' % (verb, line) for line in ('fake', 'two')
+                   for verb in ('functional', 'reproduce', 'mutants',
+                                'export')),
+            sorted(envs))
+        self.assertEqual([['nova-fork', 'test', 'two', '--', '-k', 'x']],
+                         envs['functional-two'][1])
+        # export checks every release of the line
+        self.assertEqual([['nova-fork', 'export', 'fake'],
+                          ['nova-fork', 'export', 'fake', '--release',
+                           '0.9.0']], envs['export-fake'][1])
+        self.assertIn('nova 2.0.0', envs['reproduce-two'][0])
+
+    def test_lines(self):
+        self.assertEqual((0, 'fake\ntwo\n'), self.main('lines'))
+        self.assertEqual((0, 'two\n'), self.main('lines', '--with-root'))
+
+    def test_a_command_without_its_line_names_them(self):
+        code, text = self.main('test')
+        self.assertEqual(2, code)
+        self.assertEqual('nova-fork: error: name a line: fake, two '
+                         '(bases.ini)\n', text)
