@@ -58,6 +58,18 @@ def _same_change(source, backport):
     return source.splitlines()[:1] == backport.splitlines()[:1]
 
 
+def source_commits(base):
+    """{Change-Id: commit} of the fork of the line base backports."""
+    source_tree = build.build(config.get_base(base.root, base.backport_of))
+    commits = {}
+    for commit in gitutils.out(source_tree, 'rev-list', 'HEAD').split():
+        message = gitutils.out(source_tree, 'show', '-s', '--format=%B',
+                               commit)
+        for change_id in CHANGE_ID_RE.findall(message):
+            commits.setdefault(change_id, commit)
+    return source_tree, commits
+
+
 def check_cherry_picks(base, tree):
     """Each backport must name a commit of its source series' fork.
 
@@ -65,7 +77,7 @@ def check_cherry_picks(base, tree):
     picked from commit X)" line can be checked: X must be a commit of the
     source fork with the same Change-Id.
     """
-    source_tree = build.build(config.get_base(base.root, base.backport_of))
+    source_tree, _ = source_commits(base)
     for commit in gitutils.out(tree, 'rev-list', '%s..HEAD' % base.nova
                                ).split():
         message = gitutils.out(tree, 'show', '-s', '--format=%B', commit)
@@ -81,10 +93,26 @@ def check_cherry_picks(base, tree):
         if proc.returncode or not _same_change(proc.stdout, message):
             raise errors.PatchError(
                 '%s: "%s" says it is cherry picked from %s, which is not '
-                'the commit with its Change-Id in the %s fork; update the '
-                'line (nova-fork build %s; git log)' % (
+                'the commit with its Change-Id in the %s fork; "nova-fork '
+                'refresh %s" writes the right one' % (
                     base.series, subject, picked[-1][:12], base.backport_of,
-                    base.backport_of))
+                    base.series))
+
+
+def update_cherry_picks(text, commits):
+    """The "(cherry picked from commit X)" line of a message or patch,
+    naming the source commit with the same Change-Id.
+
+    >>> update_cherry_picks('S\\n\\nChange-Id: I%s\\n(cherry picked from '
+    ...     'commit %s)\\n' % ('1' * 40, 'a' * 40), {'I' + '1' * 40: 'b' * 40}
+    ...     ).splitlines()[-1] == '(cherry picked from commit %s)' % ('b' * 40)
+    True
+    """
+    ids = CHANGE_ID_RE.findall(text)
+    if not ids or ids[-1] not in commits:
+        return text
+    return PICKED_RE.sub('(cherry picked from commit %s)' % commits[ids[-1]],
+                         text)
 
 
 def export(base):

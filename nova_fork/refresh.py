@@ -11,6 +11,7 @@ commit's message.  Right after a build, refresh changes nothing.
 
 from nova_fork import build
 from nova_fork import errors
+from nova_fork import export
 from nova_fork import gitutils
 
 
@@ -74,7 +75,12 @@ def outputs(base, tree):
 
 
 def refresh(base):
-    """Write the line's tree back; return the project files that changed."""
+    """Write the line's tree back; return the project files that changed.
+
+    For a line of backports, each "(cherry picked from commit X)" line is
+    made to name the commit of the source line's fork with the same
+    Change-Id, as those ids change whenever the source line changes.
+    """
     tree = build.build_dir(base.root) / build.tree_name(base.label)
     if not (tree / '.git').is_dir():
         raise errors.UsageError(
@@ -82,6 +88,12 @@ def refresh(base):
             % (tree, base.series))
     # everything is read before anything is written
     wanted = outputs(base, tree)
+    if base.backport_of:
+        _, commits = export.source_commits(base)
+        for entry in base.commits(check_files=False):
+            if entry.path in wanted:
+                wanted[entry.path] = export.update_cherry_picks(
+                    wanted[entry.path], commits)
     changed = []
     for path, text in wanted.items():
         if not path.is_file() or path.read_text() != text:

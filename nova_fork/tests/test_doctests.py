@@ -4,6 +4,7 @@ from nova_fork import build
 from nova_fork import chroot
 from nova_fork import config
 from nova_fork import detect
+from nova_fork import export
 from nova_fork import prove
 from nova_fork import runtime
 from nova_fork import units
@@ -14,6 +15,7 @@ def load_tests(loader, tests, pattern):
     tests.addTests(doctest.DocTestSuite(chroot))
     tests.addTests(doctest.DocTestSuite(config))
     tests.addTests(doctest.DocTestSuite(detect))
+    tests.addTests(doctest.DocTestSuite(export))
     tests.addTests(doctest.DocTestSuite(prove))
     tests.addTests(doctest.DocTestSuite(runtime))
     tests.addTests(doctest.DocTestSuite(units))
