@@ -78,8 +78,14 @@ def run_module(base, tree, regex=None):
     filters = [regex] if regex else list(base.regression)
     proc = runner.stestr(base, tree, ['run', '--subunit'] + filters,
                          stdout=subprocess.PIPE)
+    return {record['id']: record
+            for record in _summary(base, python, tree, proc.stdout)}
+
+
+def _summary(base, python, tree, stream):
+    """[record] of a subunit stream, read by the base's python."""
     summary = runtime.run(
-        base, [str(python), str(SUMMARY_SCRIPT)], input=proc.stdout,
+        base, [str(python), str(SUMMARY_SCRIPT)], input=stream,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if summary.returncode:
         raise errors.ForkError('reading the results of %s in %s failed: %s'
@@ -87,11 +93,22 @@ def run_module(base, tree, regex=None):
                                   summary.stderr
                                   .decode(errors='replace').strip()
                                   .splitlines()[-1:]))
-    records = {}
-    for line in summary.stdout.decode().splitlines():
-        record = json.loads(line)
-        records[record['id']] = record
-    return records
+    return [json.loads(line)
+            for line in summary.stdout.decode().splitlines()]
+
+
+def run_repeated(base, tree, test_ids, times):
+    """Run each test times times, in one process; [record] in order.
+
+    One batch, as a flake check wants: ``subunit.run`` loads every name
+    given, so a name given times times runs times times.
+    """
+    python = venv.ensure(base)
+    names = [test_id for _ in range(times) for test_id in test_ids]
+    proc = runtime.run(base, [str(python), '-m', 'subunit.run'] + names,
+                       cwd=tree, env=runner.environ(python, base.setenv),
+                       stdout=subprocess.PIPE)
+    return _summary(base, python, tree, proc.stdout)
 
 
 def results(base, **kwargs):
