@@ -28,7 +28,6 @@ enforce the anti-affinity policy, so that nova-compute's late check has to.
 
 import fixtures
 import oslo_messaging as messaging
-from oslo_serialization import jsonutils
 from oslo_utils import units
 
 from nova.compute import rpcapi as compute_rpcapi
@@ -37,9 +36,7 @@ from nova import context as nova_context
 from nova import objects
 from nova.objects import fields
 from nova.tests.fixtures import libvirt as fakelibvirt
-from nova.tests.functional import integrated_helpers
-from nova.tests.functional.libvirt import base
-from nova.tests.functional.libvirt import pci_invariants
+from nova.tests.functional.libvirt import pci_reschedule
 
 # The instance action events of the destination compute of each move.
 MOVE_EVENTS = (
@@ -55,63 +52,16 @@ def _migrate_disk_and_power_off(driver, context, instance, *args, **kwargs):
     return '{}'
 
 
-class PCIMoveRescheduleTest(
-    pci_invariants.PCIInvariantsMixin,
-    base.ServersTestBase,
-    integrated_helpers.InstanceHelperMixin,
-):
+class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
 
-    ADMIN_API = True
-    microversion = 'latest'
     # RPC casts stay casts: a failure on the compute does not come back to
     # the API call.
     CAST_AS_CALL = False
 
-    ALIAS_NAME = 'a1'
-    PCI_DEVICE_SPEC = [jsonutils.dumps(
-        {
-            'vendor_id': fakelibvirt.PCI_VEND_ID,
-            'product_id': fakelibvirt.PCI_PROD_ID,
-        }
-    )]
-    PCI_ALIAS = [jsonutils.dumps(
-        {
-            'vendor_id': fakelibvirt.PCI_VEND_ID,
-            'product_id': fakelibvirt.PCI_PROD_ID,
-            'name': ALIAS_NAME,
-            'device_type': fields.PciDeviceType.STANDARD,
-        }
-    )]
-    ENABLED_FILTERS = [
-        'ComputeFilter',
-        'ComputeCapabilitiesFilter',
-        'ImagePropertiesFilter',
-        'PciPassthroughFilter',
-    ]
-    WEIGHT_CLASSES = ['nova.scheduler.weights.ram.RAMWeigher']
-    PCI_IN_PLACEMENT = False
+    GROUP_NAME = 'pci-move'
 
     def setUp(self):
         super().setUp()
-        # The scheduler service was started above with its own
-        # enabled_filters, without the anti-affinity filter. The conductor
-        # accepts anti-affinity groups only when that filter is configured,
-        # and caches that answer per process: configure it for the conductor
-        # and drop the answer a previous test of this process may have
-        # cached.
-        self.flags(
-            enabled_filters=self.ENABLED_FILTERS + [
-                'ServerGroupAntiAffinityFilter'],
-            group='filter_scheduler')
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.scheduler.utils._SUPPORTS_ANTI_AFFINITY', None))
-        self.flags(
-            device_spec=self.PCI_DEVICE_SPEC,
-            alias=self.PCI_ALIAS,
-            report_in_placement=self.PCI_IN_PLACEMENT,
-            group='pci')
-        self.flags(
-            pci_in_placement=self.PCI_IN_PLACEMENT, group='filter_scheduler')
         self.flags(allow_resize_to_same_host=False)
         self.ctxt = nova_context.get_admin_context()
         # The fake libvirt has no disks to move: power the source guest off
@@ -127,13 +77,6 @@ class PCIMoveRescheduleTest(
             'nova.compute.rpcapi.ComputeAPI.resize_instance',
             self._fail_cast_from(compute_rpcapi.ComputeAPI.resize_instance)))
 
-    def _setup_scheduler_service(self):
-        self.flags(
-            enabled_filters=self.ENABLED_FILTERS,
-            weight_classes=self.WEIGHT_CLASSES,
-            group='filter_scheduler')
-        return self.start_service('scheduler')
-
     def _fail_cast_from(self, real):
         def resize_instance(rpcapi, ctxt, instance, migration, *args, **kw):
             if migration.dest_compute in self.failing_destinations:
@@ -146,44 +89,21 @@ class PCIMoveRescheduleTest(
 
     # helpers
 
-    def _start_hosts(self, count):
+    def _start_pci_hosts(self, count):
         """Start compute1..count, one PCI device each, at 0000:8N:00.0.
 
         compute1 has the least RAM and compute2 the most, then compute3 and
         so on, 6 GiB apart, so the scheduler tries the destinations in name
         order.
         """
-        for i in range(1, count + 1):
-            pci_info = fakelibvirt.HostPCIDevicesInfo(
-                num_pci=0, num_pfs=0, num_vfs=0)
-            pci_info.add_device(
-                dev_type='PCI', bus=0x80 + i, slot=0, function=0,
-                iommu_group=40 + i, numa_node=0)
-            ram_gb = 6 if i == 1 else 32 - 6 * i
-            host_info = fakelibvirt.HostInfo(
-                cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1,
-                kB_mem=ram_gb * units.Mi)
-            self.start_compute(
-                hostname='compute%d' % i, host_info=host_info,
-                pci_info=pci_info)
+        hosts = range(1, count + 1)
+        self._start_hosts(
+            *[self._devices(1, bus=0x80 + i) for i in hosts],
+            ram_mb=[(6 if i == 1 else 32 - 6 * i) * units.Ki for i in hosts])
 
     @staticmethod
     def _address(host):
         return '0000:%02x:00.0' % (0x80 + int(host[len('compute'):]))
-
-    def _create_pci_flavor(self, memory_mb=512):
-        return self._create_flavor(
-            memory_mb=memory_mb, vcpu=1, disk=1,
-            extra_spec={'pci_passthrough:alias': '%s:1' % self.ALIAS_NAME})
-
-    def _create_plain_flavor(self):
-        """A flavor without PCI devices.
-
-        Servers without devices need one of their own: the default of
-        _build_server(), the first flavor listed, is a PCI flavor whenever
-        its random id sorts first.
-        """
-        return self._create_flavor(memory_mb=512, vcpu=1, disk=1)
 
     def _create_pci_server(self, host='compute1', group=None):
         server = self._build_server(
@@ -224,16 +144,6 @@ class PCIMoveRescheduleTest(
             if addrs:
                 claimed[host] = addrs
         return claimed
-
-    def _guest_hostdevs(self, uuid):
-        """{host: [addresses]} of the hostdevs of the guests of uuid."""
-        guests = {}
-        for host in sorted(self.computes):
-            conn = self.computes[host].driver._host.get_connection()
-            hostdevs = conn.get_guest_pci_hostdevs().get(uuid)
-            if hostdevs is not None:
-                guests[host] = hostdevs
-        return guests
 
     def assert_pci_devices_of(
         self, server, want, guests=None, new=None, failed=(),
@@ -359,7 +269,7 @@ class PCIMoveRescheduleTest(
 
     def _test_move_then_confirm(self, resize, failing):
         self.flags(max_attempts=len(failing) + 1, group='scheduler')
-        self._start_hosts(len(failing) + 2)
+        self._start_pci_hosts(len(failing) + 2)
         server = self._create_pci_server()
         dest = 'compute%d' % (len(failing) + 2)
 
@@ -379,7 +289,7 @@ class PCIMoveRescheduleTest(
 
     def _test_move_then_revert(self, resize, failing):
         self.flags(max_attempts=len(failing) + 1, group='scheduler')
-        self._start_hosts(len(failing) + 2)
+        self._start_pci_hosts(len(failing) + 2)
         server = self._create_pci_server()
         dest = 'compute%d' % (len(failing) + 2)
 
@@ -436,9 +346,8 @@ class PCIMoveRescheduleTest(
         is nothing to abort on compute2.
         """
         self.flags(max_attempts=2, group='scheduler')
-        self._start_hosts(3)
-        group = self.api.post_server_groups(
-            {'name': 'pci-move', 'policy': 'anti-affinity'})
+        self._start_pci_hosts(3)
+        group = self._create_group()
         server = self._create_pci_server(group=group)
         # Another member on compute2: the scheduler, not enforcing the
         # policy, picks compute2 first all the same.
@@ -469,9 +378,8 @@ class PCIMoveRescheduleTest(
         claim, the claim is aborted and the evacuation fails. The operator
         evacuates the server again, to compute3.
         """
-        self._start_hosts(3)
-        group = self.api.post_server_groups(
-            {'name': 'pci-move', 'policy': 'anti-affinity'})
+        self._start_pci_hosts(3)
+        group = self._create_group()
         server = self._create_pci_server(group=group)
         other = self._build_server(
             flavor_id=self._create_plain_flavor(), networks='none')
@@ -530,7 +438,7 @@ class PCIMoveRescheduleTest(
         compute3.
         """
         self.flags(shelved_offload_time=0)
-        self._start_hosts(3)
+        self._start_pci_hosts(3)
         server = self._create_pci_server()
         server = self._shelve_server(server)
         self.assert_pci_devices_of(server, {}, guests={})

@@ -13,25 +13,15 @@
 import collections
 import time
 
-import fixtures
-from oslo_serialization import jsonutils
 from oslo_utils import units
 
 from nova.compute import vm_states
 from nova import context as nova_context
 from nova import objects
-from nova.objects import fields
-from nova.tests.fixtures import libvirt as fakelibvirt
-from nova.tests.functional import integrated_helpers
-from nova.tests.functional.libvirt import base
-from nova.tests.functional.libvirt import pci_invariants
+from nova.tests.functional.libvirt import pci_reschedule
 
 
-class Bug1860555RegressionTest(
-    pci_invariants.PCIInvariantsMixin,
-    base.ServersTestBase,
-    integrated_helpers.InstanceHelperMixin,
-):
+class Bug1860555RegressionTest(pci_reschedule.PCIRescheduleTestBase):
     """Regression test for bug 1860555: PCI devices survive a reschedule.
 
     Several servers of an anti-affinity server group that request PCI devices
@@ -60,112 +50,9 @@ class Bug1860555RegressionTest(
     one, and every test ends by checking the PCI invariants on every host.
     """
 
-    ADMIN_API = True
-    microversion = 'latest'
-
-    ALIAS_NAME = 'a1'
-    PCI_DEVICE_SPEC = [jsonutils.dumps(
-        {
-            'vendor_id': fakelibvirt.PCI_VEND_ID,
-            'product_id': fakelibvirt.PCI_PROD_ID,
-        }
-    )]
-    PCI_ALIAS = [jsonutils.dumps(
-        {
-            'vendor_id': fakelibvirt.PCI_VEND_ID,
-            'product_id': fakelibvirt.PCI_PROD_ID,
-            'name': ALIAS_NAME,
-            'device_type': fields.PciDeviceType.STANDARD,
-        }
-    )]
-    # The scheduler service does not enforce the group policy, like two
-    # schedulers racing each other would not; nova-compute's late check has
-    # to.
-    ENABLED_FILTERS = [
-        'ComputeFilter',
-        'ComputeCapabilitiesFilter',
-        'ImagePropertiesFilter',
-        'PciPassthroughFilter',
-    ]
-    # Only the free RAM orders the hosts: compute1 has the most, and so on.
-    WEIGHT_CLASSES = ['nova.scheduler.weights.ram.RAMWeigher']
-    PCI_IN_PLACEMENT = False
-
-    def setUp(self):
-        super().setUp()
-        # The scheduler service was started above with its own view of
-        # enabled_filters (see _setup_scheduler_service). The conductor, a
-        # separate service in a real deployment, accepts anti-affinity groups
-        # only when ServerGroupAntiAffinityFilter is configured, and caches
-        # that answer per process: configure it for the conductor and drop
-        # the answer a previous test of this process may have cached.
-        self.flags(
-            enabled_filters=self.ENABLED_FILTERS + [
-                'ServerGroupAntiAffinityFilter'],
-            group='filter_scheduler')
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.scheduler.utils._SUPPORTS_ANTI_AFFINITY', None))
-        self.flags(
-            device_spec=self.PCI_DEVICE_SPEC,
-            alias=self.PCI_ALIAS,
-            report_in_placement=self.PCI_IN_PLACEMENT,
-            group='pci')
-        self.flags(
-            pci_in_placement=self.PCI_IN_PLACEMENT, group='filter_scheduler')
-
-    def _setup_scheduler_service(self):
-        self.flags(
-            enabled_filters=self.ENABLED_FILTERS,
-            weight_classes=self.WEIGHT_CLASSES,
-            group='filter_scheduler')
-        return self.start_service('scheduler')
+    GROUP_NAME = 'bug-1860555'
 
     # helpers
-
-    def _start_hosts(self, *layout, ram_mb=None):
-        """Start one compute per item of layout, named compute1, compute2...
-
-        Each item lists the (bus, slot) of the type-PCI devices of the host,
-        which are at 0000:bus:slot.0. Unless ram_mb lists the RAM of each
-        host, compute1 has the most RAM, compute2 the second most, and so on,
-        so the RAM weigher puts every member on compute1 (as long as it has
-        free devices) and orders the alternate hosts by name.
-        """
-        ram_mb = ram_mb or [
-            (16 + 4 * (len(layout) - i)) * units.Ki
-            for i in range(1, len(layout) + 1)]
-        hostnames = []
-        for i, devices in enumerate(layout, start=1):
-            pci_info = fakelibvirt.HostPCIDevicesInfo(
-                num_pci=0, num_pfs=0, num_vfs=0)
-            for bus, slot in devices:
-                pci_info.add_device(
-                    dev_type='PCI', bus=bus, slot=slot, function=0,
-                    iommu_group=40 + slot, numa_node=0)
-            host_info = fakelibvirt.HostInfo(
-                cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1,
-                kB_mem=ram_mb[i - 1] * units.Ki)
-            hostnames.append(self.start_compute(
-                hostname='compute%d' % i, host_info=host_info,
-                pci_info=pci_info))
-        return hostnames
-
-    @staticmethod
-    def _devices(count, bus=0x81, first_slot=0):
-        return [(bus, slot) for slot in range(first_slot, first_slot + count)]
-
-    def _create_pci_flavor(self, num_devices=1):
-        return self._create_flavor(
-            memory_mb=512, vcpu=1, disk=1,
-            extra_spec={
-                'pci_passthrough:alias': '%s:%d' % (
-                    self.ALIAS_NAME, num_devices)})
-
-    def _create_group(self, max_server_per_host=None):
-        body = {'name': 'bug-1860555', 'policy': 'anti-affinity'}
-        if max_server_per_host:
-            body['rules'] = {'max_server_per_host': max_server_per_host}
-        return self.api.post_server_groups(body)
 
     def _create_members(self, group, flavor_id, count, host=None):
         """Create count members of the group with one request.
@@ -258,8 +145,7 @@ class Bug1860555RegressionTest(
         problems = []
         for server in servers:
             host = server['OS-EXT-SRV-ATTR:host']
-            conn = self.computes[host].driver._host.get_connection()
-            hostdevs = conn.get_guest_pci_hostdevs().get(server['id'])
+            hostdevs = self._guest_hostdevs_on(host, server['id'])
             if hostdevs is None or len(hostdevs) != num_devices:
                 problems.append(
                     'guest of %s on %s has PCI device hostdevs %s, %d '
@@ -277,6 +163,26 @@ class Bug1860555RegressionTest(
                 count, max_server_per_host,
                 'Anti-affinity violated on %s: %s' % (host, per_host))
 
+    def _test_reschedule(self, layout, num_devices=1):
+        """Two members, both scheduled to compute1, one rescheduled.
+
+        compute1 refuses the member that claims there second, which then
+        has to boot on compute2, the only other host, and both members end
+        ACTIVE with their own num_devices devices each.
+        """
+        self.flags(max_attempts=2, group='scheduler')
+        self._start_hosts(*layout)
+        group = self._create_group()
+        self._create_members(group, self._create_pci_flavor(num_devices), 2)
+        servers = self._wait_for_builds(2)
+
+        self.assertEqual(
+            ['compute1'], [h for _, h in self.assert_rescheduled_by_policy(1)])
+        self.assert_servers_active(servers)
+        self.assert_members_spread(servers)
+        self.assert_guest_pci_devices(servers, num_devices)
+        self.assert_pci_invariants()
+
     # scenarios
 
     def test_reschedule_same_pci_address(self):
@@ -290,19 +196,8 @@ class Bug1860555RegressionTest(
         libvirt refuses a guest with the same device twice, and with no
         retries left the server goes to ERROR.
         """
-        self.flags(max_attempts=2, group='scheduler')
-        self._start_hosts(
-            self._devices(2), self._devices(1, first_slot=1))
-        group = self._create_group()
-        self._create_members(group, self._create_pci_flavor(), 2)
-        servers = self._wait_for_builds(2)
-
-        self.assertEqual(
-            ['compute1'], [h for _, h in self.assert_rescheduled_by_policy(1)])
-        self.assert_servers_active(servers)
-        self.assert_members_spread(servers)
-        self.assert_guest_pci_devices(servers, 1)
-        self.assert_pci_invariants()
+        self._test_reschedule(
+            [self._devices(2), self._devices(1, first_slot=1)])
 
     def test_reschedule_distinct_pci_addresses(self):
         """Two hosts whose devices have different addresses.
@@ -311,18 +206,8 @@ class Bug1860555RegressionTest(
         device of compute1 (0000:81:0x.0) as an extra hostdev next to its own
         0000:82:00.0.
         """
-        self.flags(max_attempts=2, group='scheduler')
-        self._start_hosts(self._devices(2), self._devices(1, bus=0x82))
-        group = self._create_group()
-        self._create_members(group, self._create_pci_flavor(), 2)
-        servers = self._wait_for_builds(2)
-
-        self.assertEqual(
-            ['compute1'], [h for _, h in self.assert_rescheduled_by_policy(1)])
-        self.assert_servers_active(servers)
-        self.assert_members_spread(servers)
-        self.assert_guest_pci_devices(servers, 1)
-        self.assert_pci_invariants()
+        self._test_reschedule(
+            [self._devices(2), self._devices(1, bus=0x82)])
 
     # In the concurrent scenario the rejected members share the same list of
     # alternate hosts (compute3, compute4, ...). With PCI in placement the
@@ -411,19 +296,9 @@ class Bug1860555RegressionTest(
         and arrives on compute2 with compute1's 0000:81:02.0 and 0000:81:03.0,
         the addresses of compute2's two devices.
         """
-        self.flags(max_attempts=2, group='scheduler')
-        self._start_hosts(
-            self._devices(4), self._devices(2, first_slot=2))
-        group = self._create_group()
-        self._create_members(group, self._create_pci_flavor(2), 2)
-        servers = self._wait_for_builds(2)
-
-        self.assertEqual(
-            ['compute1'], [h for _, h in self.assert_rescheduled_by_policy(1)])
-        self.assert_servers_active(servers)
-        self.assert_members_spread(servers)
-        self.assert_guest_pci_devices(servers, 2)
-        self.assert_pci_invariants()
+        self._test_reschedule(
+            [self._devices(4), self._devices(2, first_slot=2)],
+            num_devices=2)
 
 
 class Bug1860555PCIInPlacementRegressionTest(Bug1860555RegressionTest):
