@@ -1,4 +1,7 @@
+import contextlib
+import hashlib
 import io
+import json
 import subprocess
 from unittest import mock
 
@@ -98,6 +101,37 @@ class FetchTest(testtools.TestCase):
             exc = self.assertRaises(errors.FetchError, fetch.fetch,
                                     project.root, '99')
         self.assertIn('nova 99 is not a release on PyPI', str(exc))
+
+    def test_sdist_whose_metadata_pip_cannot_build(self):
+        # pip prepares an sdist's metadata even to download it; nova
+        # 21.0.0's setup.cfg no longer parses: the index gives the file
+        project = self.useFixture(fakes.FakeProject())
+        data = b'the sdist'
+        digest = hashlib.sha256(data).hexdigest()
+        index = json.dumps({'files': [{
+            'filename': 'nova-21.0.0.tar.gz', 'url': 'https://f/n.tgz',
+            'hashes': {'sha256': digest}}]}).encode()
+        answers = {'https://pypi.org/simple/nova/': index,
+                   'https://f/n.tgz': data}
+
+        def urlopen(request, timeout):
+            url = getattr(request, 'full_url', request)
+            return contextlib.closing(io.BytesIO(answers[url]))
+
+        with self.pip_says('error: metadata-generation-failed\n'), \
+                mock.patch.object(fetch.urllib.request, 'urlopen',
+                                  side_effect=urlopen):
+            path = fetch.fetch(project.root, '21.0.0', digest)
+        self.assertEqual(data, path.read_bytes())
+        answers['https://f/n.tgz'] = b'tampered'
+        path.unlink()
+        with self.pip_says('error: metadata-generation-failed\n'), \
+                mock.patch.object(fetch.urllib.request, 'urlopen',
+                                  side_effect=urlopen):
+            exc = self.assertRaises(errors.HashMismatch, fetch.fetch,
+                                    project.root, '21.0.0')
+        self.assertIn('sha256 mismatch for nova-21.0.0.tar.gz', str(exc))
+        self.assertFalse(path.exists())
 
 
 class ProveTest(testtools.TestCase):
