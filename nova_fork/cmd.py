@@ -130,10 +130,17 @@ def mutants_cmd(args, root):
     return _prove(args, root, prove.mutant_problems)
 
 
+def line_options(parser, release=True):
+    """The LINE argument, and --release for another release of it."""
+    parser.add_argument('series', nargs='?', metavar='line',
+                        help='a line of bases.ini (nova-fork lines)')
+    if release:
+        parser.add_argument('--release', metavar='VERSION',
+                            help='another release of the line, listed in '
+                                 'its releases in bases.ini')
+
+
 def variant_options(parser):
-    parser.add_argument('--release', metavar='VERSION',
-                        help='another release of the series, listed in its '
-                             'releases in bases.ini')
     group = parser.add_mutually_exclusive_group()
     group.add_argument('--pristine', action='store_true',
                        help='the upstream release with only our new test '
@@ -151,18 +158,18 @@ def make_parser():
 
     p = sub.add_parser('build', help='fetch, verify and materialize a tree; '
                        'print its path')
-    p.add_argument('series', nargs='?', metavar='line')
+    line_options(p)
     variant_options(p)
     p.set_defaults(func=build_cmd)
 
     p = sub.add_parser('venv', help='build or reuse the test venv from the '
                        'lock file; print its python')
-    p.add_argument('series', nargs='?', metavar='line')
+    line_options(p, release=False)
     p.set_defaults(func=venv_cmd)
 
     p = sub.add_parser('lock', help='resolve the test dependencies and write '
                        'the lock file')
-    p.add_argument('series', nargs='?', metavar='line')
+    line_options(p, release=False)
     p.add_argument('--constraints', metavar='FILE',
                    help="upstream's upper-constraints for the series; "
                         'without it, the newest releases on PyPI (for a '
@@ -170,7 +177,7 @@ def make_parser():
     p.set_defaults(func=lock_cmd)
 
     p = sub.add_parser('test', help='run stestr in a tree with its venv')
-    p.add_argument('series', nargs='?', metavar='line')
+    line_options(p)
     variant_options(p)
     p.add_argument('--path', choices=sorted(runner.PATHS),
                    default='functional',
@@ -182,14 +189,12 @@ def make_parser():
 
     p = sub.add_parser('lint', help="flake8 with nova's configuration and "
                        'local checks over what the fork adds under nova/')
-    p.add_argument('series', nargs='?', metavar='line')
+    line_options(p, release=False)
     p.set_defaults(func=lint_cmd)
 
     p = sub.add_parser('export', help='write the series as format-patch '
                        'files to dist/SERIES/')
-    p.add_argument('series', nargs='?', metavar='line')
-    p.add_argument('--release', metavar='VERSION',
-                   help='export from another release of the series')
+    line_options(p)
     p.set_defaults(func=export_cmd)
 
     p = sub.add_parser('lines', help='list the lines of bases.ini, one a '
@@ -200,9 +205,7 @@ def make_parser():
 
     p = sub.add_parser('refresh', help='write the commits of an edited tree '
                        'back to the patches and files of its line')
-    p.add_argument('series', nargs='?', metavar='line')
-    p.add_argument('--release', metavar='VERSION',
-                   help='the tree of another release of the line')
+    line_options(p)
     p.set_defaults(func=refresh_cmd)
 
     p = sub.add_parser('check', help='say which units of the fix a nova '
@@ -215,16 +218,12 @@ def make_parser():
 
     p = sub.add_parser('reproduce', help='show that the regression tests '
                        'fail on the pristine base for the bug')
-    p.add_argument('series', nargs='?', metavar='line')
-    p.add_argument('--release', metavar='VERSION',
-                   help='another release of the line')
+    line_options(p)
     p.set_defaults(func=reproduce_cmd)
 
     p = sub.add_parser('mutants', help='show that leaving out each unit of '
                        'the fix makes a regression test fail')
-    p.add_argument('series', nargs='?', metavar='line')
-    p.add_argument('--release', metavar='VERSION',
-                   help='another release of the line')
+    line_options(p)
     p.set_defaults(func=mutants_cmd)
     return parser
 
