@@ -143,20 +143,25 @@ def flake_figures(series, release, runs):
     """The concurrent scenarios, runs times each, in one batch."""
     base = config.get_base(ROOT, series).for_release(release)
     tree = build.build(base)
-    ids = [t for t in prove.run_module(base, tree, CONCURRENT)]
+    ids = [t for t in prove.run_module(base, tree, CONCURRENT)
+           if t.startswith(tuple(m + '.' for m in base.regression))]
     if not ids:
         print('\nflake check: no concurrent scenario in %s' % (
             ', '.join(base.regression)))
         return
     start = time.monotonic()
     records = prove.run_repeated(base, tree, ids, runs)
-    failed = [r['id'] for r in records if r['status'] != 'success']
+    failed = [r for r in records if r['status'] != 'success']
     print('\nflake check: %s, %d times each in one batch (%d tests, %.0f '
           's): %d failed (target 0)' % (
               ', '.join(prove.short_id(base, t) for t in sorted(ids)),
               runs, len(records), time.monotonic() - start, len(failed)))
-    for test_id in failed:
-        print('  failed: %s' % prove.short_id(base, test_id))
+    for record in records:
+        if record['status'] != 'success':
+            reason = [line for line in record['reason'].splitlines()
+                      if line.strip()] or [record['status']]
+            print('  failed: %s: %s' % (
+                prove.short_id(base, record['id']), reason[-1][:150]))
 
 
 def main():
