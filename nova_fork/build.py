@@ -76,12 +76,8 @@ def left_out(commits, without):
 
 def lacking_units(base, sdist):
     """The names of the units of the fix nova's sdist lacks."""
-    try:
-        results = units.of_sdist(config.load_units(base.root), sdist)
-    except units.UnknownCode as exc:
-        raise units.UnknownCode('cannot tell which units of the fix nova %s '
-                                'lacks: %s' % (base.nova, exc))
-    return units.lacking(results)
+    return units.lacking(units.of_release(config.load_units(base.root),
+                                          base.nova, sdist))
 
 
 def digest(base, commits):

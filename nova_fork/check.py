@@ -72,11 +72,7 @@ def check(root, version):
     """Report which units nova VERSION has and needs, from its sdist."""
     series, line = serving_line(root, version)
     sdist = fetch.fetch(root, version, known_sha256(line, version))
-    try:
-        results = units.of_sdist(config.load_units(root), sdist)
-    except units.UnknownCode as exc:
-        raise units.UnknownCode('cannot tell which units of the fix nova '
-                                '%s has: %s' % (version, exc))
+    results = units.of_release(config.load_units(root), version, sdist)
     return Report(version, series, line, results)
 
 

@@ -169,6 +169,15 @@ def of_sdist(units, sdist):
                                             units.values()}))
 
 
+def of_release(units, version, sdist):
+    """survey() of nova VERSION's sdist; UnknownCode names the release."""
+    try:
+        return of_sdist(units, sdist)
+    except UnknownCode as exc:
+        raise UnknownCode('cannot tell which units of the fix nova %s has: '
+                          '%s' % (version, exc))
+
+
 def of_tree(units, tree):
     return survey(units, {u.path: read_tree(tree, u) for u in
                           units.values()})

@@ -114,7 +114,7 @@ class BuildTest(testtools.TestCase):
                                 config.get_base(self.project.root,
                                                 'fake').for_release('1.0.2'))
         self.assertEqual('cannot tell which units of the fix nova 1.0.2 '
-                         'lacks: nova/compute/claims.py has none of '
+                         'has: nova/compute/claims.py has none of '
                          'Claim.abort', str(exc))
         self.assertFalse((self.project.root / 'build').exists())
 
