@@ -50,47 +50,53 @@ PICKED_RE = re.compile(r'\(cherry picked from commit ([0-9a-f]{40})\)')
 CHANGE_ID_RE = re.compile(r'^Change-Id: (I[0-9a-f]{40})$', re.M)
 
 
-def _same_change(source, backport):
-    """Same Change-Id, or, where there is none, the same subject."""
-    ids = CHANGE_ID_RE.findall(backport)
-    if ids:
-        return ids == CHANGE_ID_RE.findall(source)
-    return source.splitlines()[:1] == backport.splitlines()[:1]
+def change_key(message):
+    """What names a change across lines: its Change-Id, or its subject."""
+    ids = CHANGE_ID_RE.findall(message)
+    return ids[-1] if ids else message.strip().splitlines()[0]
 
 
 def source_commits(base):
-    """{Change-Id: commit} of the fork of the line base backports."""
-    source_tree = build.build(config.get_base(base.root, base.backport_of))
+    """{change key: (commit, tree)} of the fork of the line base backports.
+
+    The source line's fork of its own release first, then of each other
+    release it lists, for the commits only those carry (the units its
+    newest release has from upstream).
+    """
+    source = config.get_base(base.root, base.backport_of)
     commits = {}
-    for commit in gitutils.out(source_tree, 'rev-list', 'HEAD').split():
-        message = gitutils.out(source_tree, 'show', '-s', '--format=%B',
-                               commit)
-        for change_id in CHANGE_ID_RE.findall(message):
-            commits.setdefault(change_id, commit)
-    return source_tree, commits
+    for version in [source.nova] + [v for v, _ in source.releases]:
+        tree = build.build(source.for_release(version))
+        for commit in gitutils.out(tree, 'rev-list', '%s..HEAD' % version
+                                   ).split():
+            message = gitutils.out(tree, 'show', '-s', '--format=%B', commit)
+            commits.setdefault(change_key(message), (commit, tree))
+    return commits
 
 
 def check_cherry_picks(base, tree):
     """Each backport must name a commit of its source series' fork.
 
     The fork's commit ids are reproducible, so a backport's "(cherry
-    picked from commit X)" line can be checked: X must be a commit of the
-    source fork with the same Change-Id.
+    picked from commit X)" line can be checked: X must be the commit of
+    the source fork with the same Change-Id.  A commit whose Change-Id no
+    source fork has is this line's own, first written here.
     """
-    source_tree, _ = source_commits(base)
+    sources = source_commits(base)
     for commit in gitutils.out(tree, 'rev-list', '%s..HEAD' % base.nova
                                ).split():
         message = gitutils.out(tree, 'show', '-s', '--format=%B', commit)
         picked = PICKED_RE.findall(message)
         subject = message.splitlines()[0]
+        source = sources.get(change_key(message))
         if not picked:
+            if source is None:
+                continue
             raise errors.PatchError(
                 '%s: "%s" has no "(cherry picked from commit ...)" line; '
                 'name the %s commit it backports' % (
                     base.series, subject, base.backport_of))
-        proc = gitutils.git(source_tree, 'show', '-s', '--format=%B',
-                            picked[-1] + '^{commit}', check=False)
-        if proc.returncode or not _same_change(proc.stdout, message):
+        if source is None or source[0] != picked[-1]:
             raise errors.PatchError(
                 '%s: "%s" says it is cherry picked from %s, which is not '
                 'the commit with its Change-Id in the %s fork; "nova-fork '
@@ -108,10 +114,10 @@ def update_cherry_picks(text, commits):
     ...     ).splitlines()[-1] == '(cherry picked from commit %s)' % ('b' * 40)
     True
     """
-    ids = CHANGE_ID_RE.findall(text)
-    if not ids or ids[-1] not in commits:
+    key = change_key(text)
+    if key not in commits:
         return text
-    return PICKED_RE.sub('(cherry picked from commit %s)' % commits[ids[-1]],
+    return PICKED_RE.sub('(cherry picked from commit %s)' % commits[key],
                          text)
 
 

@@ -89,7 +89,8 @@ def refresh(base):
     # everything is read before anything is written
     wanted = outputs(base, tree)
     if base.backport_of:
-        _, commits = export.source_commits(base)
+        commits = {change_id: commit for change_id, (commit, _)
+                   in export.source_commits(base).items()}
         for entry in base.commits(check_files=False):
             if entry.path in wanted:
                 wanted[entry.path] = export.update_cherry_picks(
