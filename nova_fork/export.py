@@ -96,29 +96,44 @@ def check_cherry_picks(base, tree):
                 '%s: "%s" has no "(cherry picked from commit ...)" line; '
                 'name the %s commit it backports' % (
                     base.series, subject, base.backport_of))
-        if source is None or source[0] != picked[-1]:
+        if source is None or tuple(picked) != picks_of(sources, message):
             raise errors.PatchError(
                 '%s: "%s" says it is cherry picked from %s, which is not '
-                'the commit with its Change-Id in the %s fork; "nova-fork '
-                'refresh %s" writes the right one' % (
-                    base.series, subject, picked[-1][:12], base.backport_of,
-                    base.series))
+                'the commit with its Change-Id in the %s fork and the lines '
+                'of that commit; "nova-fork refresh %s" writes the right '
+                'ones' % (base.series, subject, picked[-1][:12],
+                          base.backport_of, base.series))
 
 
-def update_cherry_picks(text, commits):
-    """The "(cherry picked from commit X)" line of a message or patch,
-    naming the source commit with the same Change-Id.
+def update_cherry_picks(text, picks):
+    """A message or patch whose "(cherry picked from commit X)" lines are
+    picks: the lines of the commit it backports, and that commit.
 
-    >>> update_cherry_picks('S\\n\\nChange-Id: I%s\\n(cherry picked from '
-    ...     'commit %s)\\n' % ('1' * 40, 'a' * 40), {'I' + '1' * 40: 'b' * 40}
-    ...     ).splitlines()[-1] == '(cherry picked from commit %s)' % ('b' * 40)
+    As down upstream's branches, each backport keeps the lines of the one
+    it was picked from and adds its own.
+
+    >>> text = 'S\\n\\nChange-Id: I1\\n(cherry picked from commit %s)\\n---\\n'
+    >>> update_cherry_picks(text % ('a' * 40), ('b' * 40, 'c' * 40)) == (
+    ...     'S\\n\\nChange-Id: I1\\n(cherry picked from commit %s)\\n'
+    ...     '(cherry picked from commit %s)\\n---\\n' % ('b' * 40, 'c' * 40))
     True
     """
-    key = change_key(text)
-    if key not in commits:
+    found = list(PICKED_RE.finditer(text))
+    if not found:
         return text
-    return PICKED_RE.sub('(cherry picked from commit %s)' % commits[key],
-                         text)
+    lines = '\n'.join('(cherry picked from commit %s)' % commit
+                      for commit in picks)
+    return text[:found[0].start()] + lines + text[found[-1].end():]
+
+
+def picks_of(sources, text):
+    """The cherry-pick lines a backport with this message should carry."""
+    source = sources.get(change_key(text))
+    if source is None:
+        return None
+    commit, tree = source
+    message = gitutils.out(tree, 'show', '-s', '--format=%B', commit)
+    return tuple(PICKED_RE.findall(message)) + (commit,)
 
 
 def export(base):
