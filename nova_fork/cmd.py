@@ -5,6 +5,7 @@ import json
 import sys
 import time
 
+from nova_fork import backport
 from nova_fork import build
 from nova_fork import check
 from nova_fork import config
@@ -96,6 +97,13 @@ def refresh_cmd(args, root):
     if not changed:
         print('nothing to refresh: the project already has what the tree '
               'holds')
+    return 0
+
+
+def backport_cmd(args, root):
+    base = _base(args, root)
+    for path in backport.backport(base):
+        print(path)
     return 0
 
 
@@ -226,6 +234,12 @@ def make_parser():
                        'back to the patches and files of its line')
     line_options(p)
     p.set_defaults(func=refresh_cmd)
+
+    p = sub.add_parser('backport', help="cherry-pick the commits of the "
+                       "line it backports onto the line's release, and "
+                       "write them back as its patches")
+    line_options(p)
+    p.set_defaults(func=backport_cmd)
 
     p = sub.add_parser('check', help='say which units of the fix a nova '
                        'release has and needs, and which line serves it; '

@@ -50,10 +50,25 @@ PICKED_RE = re.compile(r'\(cherry picked from commit ([0-9a-f]{40})\)')
 CHANGE_ID_RE = re.compile(r'^Change-Id: (I[0-9a-f]{40})$', re.M)
 
 
-def change_key(message):
-    """What names a change across lines: its Change-Id, or its subject."""
-    ids = CHANGE_ID_RE.findall(message)
-    return ids[-1] if ids else message.strip().splitlines()[0]
+SUBJECT_RE = re.compile(r'^Subject: (?:\[PATCH[^\]]*\] )?(.*)$', re.M)
+
+
+def change_key(text):
+    """What names a change across lines: its Change-Id, or its subject.
+
+    text is a commit message or a format-patch file.
+
+    >>> change_key('From 0 Mon\\nSubject: [PATCH] Fix it\\n\\nWhy.\\n')
+    'Fix it'
+    """
+    ids = CHANGE_ID_RE.findall(text)
+    if ids:
+        return ids[-1]
+    if text.startswith('From '):
+        subject = SUBJECT_RE.search(text)
+        if subject:
+            return subject.group(1).strip()
+    return text.strip().splitlines()[0]
 
 
 def source_commits(base):
