@@ -216,8 +216,8 @@ def reproduce_problems(base, rows, lacking):
             problems.append('%s: on the fork it gave %s' % (short, fork))
     if not hits:
         problems.append('no regression test is affected by the units nova %s '
-                        'lacks (%s)' % (base.nova,
-                                         ', '.join(sorted(lacking)) or 'none'))
+                        'lacks (%s)' % (
+                            base.nova, ', '.join(sorted(lacking)) or 'none'))
     return problems
 
 

@@ -1,3 +1,4 @@
+import hashlib
 import io
 import json
 import pathlib
@@ -97,8 +98,10 @@ class CheckTest(testtools.TestCase):
         self.project.add_release('1.0.3')
         code, out, _ = self.run_check('1.0.3')
         self.assertEqual(1, code)
-        self.assertIn('line fake serves it once the release and its sha256 '
-                      'are added to its releases in bases.ini', out)
+        sdist = self.project.root / '.cache/sdists/nova-1.0.3.tar.gz'
+        self.assertIn('line fake serves it once its releases in bases.ini '
+                      'list "1.0.3 %s"' % hashlib.sha256(
+                          sdist.read_bytes()).hexdigest(), out)
 
     def test_release_no_line_serves(self):
         self.project.add_release('2.0.0', manager=fakes.FIXED_MANAGER)
