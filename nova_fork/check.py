@@ -1,6 +1,7 @@
 """Which units of the fix a nova release has, and which line serves it."""
 
 import dataclasses
+import hashlib
 import re
 
 from nova_fork import config
@@ -17,6 +18,7 @@ class Report:
     series: str
     line: object  # the config.Base of the line that serves it, or None
     results: list  # [(unit, verdict, detail)]
+    sha256: str = ''  # of the sdist read
 
     @property
     def has(self):
@@ -73,7 +75,8 @@ def check(root, version):
     series, line = serving_line(root, version)
     sdist = fetch.fetch(root, version, known_sha256(line, version))
     results = units.of_release(config.load_units(root), version, sdist)
-    return Report(version, series, line, results)
+    digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+    return Report(version, series, line, results, digest)
 
 
 def render(report, bug):
@@ -97,7 +100,8 @@ def render(report, bug):
             ' --release %s' % report.version
         out.append('%s: nova-fork build %s%s' % (needs, line.series, release))
     else:
-        out.append('%s; line %s serves it once the release and its sha256 '
-                   'are added to its releases in %s' % (
-                       needs, line.series, config.BASES_FILE))
+        out.append('%s; line %s serves it once its releases in %s list '
+                   '"%s %s" (the sha256 of the sdist it read)' % (
+                       needs, line.series, config.BASES_FILE,
+                       report.version, report.sha256))
     return out

@@ -3,12 +3,15 @@
 import argparse
 import json
 import sys
+import time
 
+from nova_fork import backport
 from nova_fork import build
 from nova_fork import check
 from nova_fork import config
 from nova_fork import errors
 from nova_fork import export
+from nova_fork import matrix
 from nova_fork import prove
 from nova_fork import refresh
 from nova_fork import runner
@@ -97,6 +100,13 @@ def refresh_cmd(args, root):
     return 0
 
 
+def backport_cmd(args, root):
+    base = _base(args, root)
+    for path in backport.backport(base):
+        print(path)
+    return 0
+
+
 def check_cmd(args, root):
     report = check.check(root, args.version)
     if args.json:
@@ -107,9 +117,9 @@ def check_cmd(args, root):
     return 1 if report.needs else 0
 
 
-def _prove(args, root, problems_of):
+def _prove(args, root, problems_of, mutants):
     base = _base(args, root)
-    columns, rows = prove.table(base)
+    columns, rows = prove.table(base, mutants)
     print(prove.render(columns, rows))
     problems = problems_of(base, columns, rows)
     for problem in problems:
@@ -123,11 +133,28 @@ def _prove(args, root, problems_of):
 
 def reproduce_cmd(args, root):
     return _prove(args, root, lambda base, columns, rows:
-                  prove.reproduce_problems(base, rows))
+                  prove.reproduce_problems(base, rows, prove.lacking(base)),
+                  mutants=False)
 
 
 def mutants_cmd(args, root):
-    return _prove(args, root, prove.mutant_problems)
+    return _prove(args, root, prove.mutant_problems, mutants=True)
+
+
+def matrix_cmd(args, root):
+    if args.release and len(args.lines) != 1:
+        raise errors.UsageError('--release takes one line, not %s' % (
+            ', '.join(args.lines) or 'all of them'))
+    table, problems = matrix.matrix(root, args.lines or None, args.release)
+    print(matrix.render(table))
+    for label, found in problems.items():
+        for problem in found:
+            print('problem: %s: %s' % (label, problem))
+    if problems:
+        raise errors.TestFailure('matrix: %d line(s) with problems, see '
+                                 'above' % len(problems))
+    print('matrix: ok, %s' % time.strftime('%Y-%m-%d'))
+    return 0
 
 
 def line_options(parser, release=True):
@@ -208,6 +235,12 @@ def make_parser():
     line_options(p)
     p.set_defaults(func=refresh_cmd)
 
+    p = sub.add_parser('backport', help="cherry-pick the commits of the "
+                       "line it backports onto the line's release, and "
+                       "write them back as its patches")
+    line_options(p)
+    p.set_defaults(func=backport_cmd)
+
     p = sub.add_parser('check', help='say which units of the fix a nova '
                        'release has and needs, and which line serves it; '
                        'exit 0 when it has them all, 1 when it needs some')
@@ -225,6 +258,13 @@ def make_parser():
                        'the fix makes a regression test fail')
     line_options(p)
     p.set_defaults(func=mutants_cmd)
+
+    p = sub.add_parser('matrix', help='reproduce and mutants for every line '
+                       '(or those named), as one table: a row a line')
+    p.add_argument('lines', nargs='*', metavar='line')
+    p.add_argument('--release', metavar='VERSION',
+                   help='another release of the (one) line named')
+    p.set_defaults(func=matrix_cmd)
     return parser
 
 

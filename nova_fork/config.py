@@ -47,6 +47,9 @@ class Unit:
     # the call that shows a function lacks the unit, as a pattern (see
     # nova_fork.units)
     lacks: str
+    # the regression tests a release lacking the unit fails, a regular
+    # expression over test ids
+    affects: str = ''
 
 
 # The providers of a base's interpreter (runtime.py), and the default.
@@ -89,7 +92,6 @@ class Base:
     lock: pathlib.Path
     patches: pathlib.Path
     regression: tuple
-    affected: str
     tests: tuple
     root: pathlib.Path
     unit_tests: tuple = ()
@@ -191,7 +193,9 @@ def load_units(root):
             units[name] = Unit(
                 name=name, summary=sec['summary'], path=sec['file'],
                 functions=tuple(sec['functions'].split()),
-                lacks=sec['lacks'])
+                lacks=sec['lacks'],
+                # a regular expression, which may be folded over lines
+                affects=''.join(sec.get('affects', '').split()))
         except KeyError as exc:
             raise errors.UsageError('%s: [%s] has no %s option' % (
                 BASES_FILE, section, exc.args[0]))
@@ -207,11 +211,27 @@ def load_series_names(root):
         parser[SERIES_SECTION].items(), key=lambda kv: int(kv[0]))}
 
 
+def _options(parser, series, seen=()):
+    """A line's options: its own, over those of the line it is ``like``."""
+    own = dict(parser[series])
+    like = own.pop('like', '').strip()
+    if not like:
+        return own
+    if like in seen + (series,) or not parser.has_section(like) or \
+            not is_line(like):
+        raise errors.UsageError(
+            '%s: series %s is like %r, which is not another line' % (
+                BASES_FILE, series, like))
+    options = _options(parser, like, seen + (series,))
+    options.update(own)
+    return options
+
+
 def load_bases(root):
     parser = _read(root)
     bases = {}
     for series in filter(is_line, parser.sections()):
-        sec = parser[series]
+        sec = _options(parser, series)
         try:
             bases[series] = Base(
                 series=series,
@@ -222,8 +242,6 @@ def load_bases(root):
                 lock=root / sec['lock'],
                 patches=root / sec['patches'],
                 regression=tuple(sec['regression'].split()),
-                # a regular expression, which may be folded over lines
-                affected=''.join(sec.get('affected', '').split()),
                 tests=tuple(sec.get('tests', '').split()),
                 root=root,
                 unit_tests=tuple(sec.get('unit_tests', '').split()),
@@ -231,7 +249,7 @@ def load_bases(root):
                 releases=_pairs(sec.get('releases', '')),
                 default_nova=sec['nova'],
                 default_sha256=sec['sha256'].lower(),
-                quilt=sec.getboolean('quilt', False),
+                quilt=_boolean(series, 'quilt', sec.get('quilt', 'false')),
                 backport_of=sec.get('backport_of', ''),
                 setenv=_setenv(series, sec.get('setenv', '')),
                 runtime=_runtime(series, sec.get('runtime', '')),
@@ -241,6 +259,14 @@ def load_bases(root):
                 '%s: series %s has no %s option' % (
                     root / BASES_FILE, series, exc.args[0]))
     return bases
+
+
+def _boolean(series, option, text):
+    states = configparser.ConfigParser.BOOLEAN_STATES
+    if text.strip().lower() not in states:
+        raise errors.UsageError('%s: series %s: %s takes true or false, not '
+                                '%r' % (BASES_FILE, series, option, text))
+    return states[text.strip().lower()]
 
 
 def _pairs(text):

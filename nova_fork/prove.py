@@ -50,15 +50,21 @@ def is_bug_failure(outcome):
     return outcome.startswith('FAIL (')
 
 
-def variants(base):
+def lacking(base):
+    """The units of the fix the base's release lacks."""
+    return build.lacking_units(
+        base, build.fetch.fetch(base.root, base.nova, base.sha256))
+
+
+def variants(base, lacking, mutants=True):
     """Column name and build arguments, in table order.
 
-    One "without UNIT" column for each unit of the fix that the release
-    lacks and the series carries.
+    With mutants, one "without UNIT" column for each unit of the fix that
+    the release lacks and the series carries.
     """
     columns = [('pristine', {'pristine': True}), ('fork', {})]
-    lacking = build.lacking_units(
-        base, build.fetch.fetch(base.root, base.nova, base.sha256))
+    if not mutants:
+        return columns
     commits = base.commits()
     for commit in commits:
         if commit.is_fix and commit.unit in lacking:
@@ -127,9 +133,12 @@ def results(base, **kwargs):
     return records
 
 
-def table(base):
-    """Run every column; return (columns, {short id: {column: outcome}})."""
-    columns = variants(base)
+def table(base, mutants=True):
+    """Run every column; return (columns, {short id: {column: outcome}}).
+
+    Without mutants, only the pristine release and the fork.
+    """
+    columns = variants(base, lacking(base), mutants)
     bug = config.load_bug(base.root)
     rows = {}
     for name, kwargs in columns:
@@ -167,23 +176,48 @@ def render(columns, rows):
     return '\n'.join(lines)
 
 
-def reproduce_problems(base, rows):
-    affected = re.compile(base.affected)
+def affected_pattern(base, lacking):
+    """The regression tests the release's lacking units make fail.
+
+    Each unit says which tests it affects (bases.ini, affects); a release
+    fails those of the units it lacks, and passes the others.
+    """
+    units = config.load_units(base.root)
+    return '|'.join('(?:%s)' % units[name].affects for name in sorted(lacking)
+                    if units[name].affects)
+
+
+def reproduce_problems(base, rows, lacking):
+    """What keeps the table from showing the bug; [] when it does.
+
+    A test that a unit the release lacks affects must fail on the pristine
+    release for the bug's reason; every other test must pass there (the
+    release has what it tests, or it is a guard the bug does not touch);
+    every test must pass on the fork.
+    """
+    pattern = affected_pattern(base, lacking)
+    affected = re.compile(pattern) if pattern else None
     problems = []
     hits = 0
     for short, cells in sorted(rows.items()):
         test_id, pristine, _ = cells.get('pristine', (short, '-', None))
-        if affected.search(test_id):
+        if affected and affected.search(test_id):
             hits += 1
             if not is_bug_failure(pristine):
                 problems.append('%s: on the pristine base it should fail for '
                                 'the bug\'s reason, it gave %s' % (
                                     short, pristine))
+        elif pristine != PASS:
+            problems.append('%s: on the pristine base it should pass (nova '
+                            '%s lacks no unit it tests), it gave %s' % (
+                                short, base.nova, pristine))
         fork = cells.get('fork', (None, '-', None))[1]
         if fork != PASS:
             problems.append('%s: on the fork it gave %s' % (short, fork))
     if not hits:
-        problems.append('no regression test matched %r' % base.affected)
+        problems.append('no regression test is affected by the units nova %s '
+                        'lacks (%s)' % (
+                            base.nova, ', '.join(sorted(lacking)) or 'none'))
     return problems
 
 

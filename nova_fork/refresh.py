@@ -89,11 +89,13 @@ def refresh(base):
     # everything is read before anything is written
     wanted = outputs(base, tree)
     if base.backport_of:
-        _, commits = export.source_commits(base)
+        sources = export.source_commits(base)
         for entry in base.commits(check_files=False):
             if entry.path in wanted:
-                wanted[entry.path] = export.update_cherry_picks(
-                    wanted[entry.path], commits)
+                picks = export.picks_of(sources, wanted[entry.path])
+                if picks:
+                    wanted[entry.path] = export.update_cherry_picks(
+                        wanted[entry.path], picks)
     changed = []
     for path, text in wanted.items():
         if not path.is_file() or path.read_text() != text:

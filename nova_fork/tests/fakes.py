@@ -49,6 +49,7 @@ UNITS = textwrap.dedent('''\
     file = nova/compute/claims.py
     functions = Claim.abort
     lacks = self.tracker.abort_instance_claim(_, self.instance, ...)
+    affects = test_fake
 
     [unit free-instance]
     summary = the tracker frees with the instance
@@ -74,7 +75,6 @@ def line_section(name, version, sha256, patches, extra=''):
         lock = locks/fake.txt
         patches = %s
         regression = nova.tests.test_fake
-        affected = test_fake
         tests = nova.tests.test_fake
         ''') % (name, version, sha256, patches) + extra
 

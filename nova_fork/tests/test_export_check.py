@@ -1,3 +1,4 @@
+import hashlib
 import io
 import json
 import pathlib
@@ -6,6 +7,7 @@ from unittest import mock
 
 import testtools
 
+from nova_fork import backport
 from nova_fork import build
 from nova_fork import cmd
 from nova_fork import config
@@ -96,8 +98,10 @@ class CheckTest(testtools.TestCase):
         self.project.add_release('1.0.3')
         code, out, _ = self.run_check('1.0.3')
         self.assertEqual(1, code)
-        self.assertIn('line fake serves it once the release and its sha256 '
-                      'are added to its releases in bases.ini', out)
+        sdist = self.project.root / '.cache/sdists/nova-1.0.3.tar.gz'
+        self.assertIn('line fake serves it once its releases in bases.ini '
+                      'list "1.0.3 %s"' % hashlib.sha256(
+                          sdist.read_bytes()).hexdigest(), out)
 
     def test_release_no_line_serves(self):
         self.project.add_release('2.0.0', manager=fakes.FIXED_MANAGER)
@@ -328,3 +332,26 @@ class CherryPickTest(testtools.TestCase):
         self.assertIn('old: "Fix claims" says it is cherry picked from %s, '
                       'which is not the commit with its Change-Id'
                       % self.shas[1][:12], str(exc))
+
+    def test_backport_writes_the_line_from_the_line_above(self):
+        root = self.project.root
+        old = root / 'patches' / 'old'
+        shutil.rmtree(old)
+        base = config.get_base(root, 'old')
+        backport.backport(base)
+        # each commit names the one of line fake it was cherry-picked from
+        names = sorted(p.name for p in old.iterdir() if p.name != 'series')
+        for name, sha in zip(names, self.shas):
+            self.assertIn('(cherry picked from commit %s)' % sha,
+                          (old / name).read_text(), name)
+        self.assertIn('# Backports of line fake to nova 1.0.0',
+                      (old / 'series').read_text())
+        # which export checks, and the same backport again changes nothing
+        export.export(base)
+        self.assertEqual([], backport.backport(base))
+
+    def test_backport_of_a_line_that_backports_none(self):
+        base = config.get_base(self.project.root, 'fake')
+        exc = self.assertRaises(errors.UsageError, backport.backport, base)
+        self.assertEqual('line fake backports no other line: give it '
+                         'backport_of in bases.ini', str(exc))

@@ -59,6 +59,21 @@ class ConfigTest(testtools.TestCase):
                          (bug.id, bug.failures[1][0]))
         self.assertEqual(['fake'], list(config.load_bases(project.root)))
 
+    def test_a_line_like_another(self):
+        project = self.useFixture(fakes.FakeProject())
+        project.append('\n[older]\nlike = fake\nnova = 0.1.0\n'
+                       'sha256 = %s\nquilt = yes\n' % ('ab' * 32))
+        bases = config.load_bases(project.root)
+        self.assertEqual(
+            ('0.1.0', True, bases['fake'].regression, bases['fake'].lock),
+            (bases['older'].nova, bases['older'].quilt,
+             bases['older'].regression, bases['older'].lock))
+        project.append('\n[odd]\nlike = odd\n')
+        exc = self.assertRaises(errors.UsageError, config.load_bases,
+                                project.root)
+        self.assertEqual("bases.ini: series odd is like 'odd', which is not "
+                         "another line", str(exc))
+
     def test_unknown_series(self):
         project = self.useFixture(fakes.FakeProject())
         exc = self.assertRaises(errors.UnknownSeries, config.get_base,
@@ -171,23 +186,46 @@ class ProveTest(testtools.TestCase):
             cells['without %d' % n] = ('m.T.test_a', outcome, 1.0)
         return {'T.test_a': cells}
 
-    def base(self):
-        return mock.Mock(affected='test_a', regression=('m',))
+    def base(self, affects='test_a'):
+        """A line whose units a and b each affect the tests affects."""
+        base = mock.Mock(regression=('m',), nova='1.0')
+        units = {name: config.Unit(name, 's', 'f', (), 'x()', affects)
+                 for name in ('a', 'b')}
+        patcher = mock.patch.object(config, 'load_units',
+                                    return_value=units)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        return base
 
     def test_reproduce(self):
         self.assertEqual([], prove.reproduce_problems(
-            self.base(), self.rows('FAIL (in use)')))
+            self.base(), self.rows('FAIL (in use)'), {'a'}))
         problems = prove.reproduce_problems(
-            self.base(), self.rows('ERROR (ImportError: x)'))
+            self.base(), self.rows('ERROR (ImportError: x)'), {'a'})
         self.assertEqual(1, len(problems))
         self.assertIn("it gave ERROR (ImportError: x)", problems[0])
         self.assertEqual(2, len(prove.reproduce_problems(
-            self.base(), self.rows('pass', fork='FAIL (devices)'))))
+            self.base(), self.rows('pass', fork='FAIL (devices)'), {'a'})))
 
-    def test_reproduce_needs_a_matching_test(self):
-        base = mock.Mock(affected='test_zzz', regression=('m',))
-        self.assertEqual(["no regression test matched 'test_zzz'"],
-                         prove.reproduce_problems(base, self.rows('pass')))
+    def test_reproduce_on_a_release_with_the_units(self):
+        # a release that lacks no unit a test is about passes that test
+        self.assertEqual([], prove.reproduce_problems(
+            self.base(affects='test_zzz'), self.rows('pass'), {'a'})[1:])
+        problems = prove.reproduce_problems(
+            self.base(affects='test_zzz'), self.rows('FAIL (in use)'), {'a'})
+        self.assertIn('on the pristine base it should pass', problems[0])
+
+    def test_reproduce_needs_an_affected_test(self):
+        problems = prove.reproduce_problems(
+            self.base(affects='test_zzz'), self.rows('pass'), {'a', 'b'})
+        self.assertEqual(['no regression test is affected by the units nova '
+                          '1.0 lacks (a, b)'], problems)
+
+    def test_affected_pattern(self):
+        base = self.base()
+        self.assertEqual('(?:test_a)|(?:test_a)',
+                         prove.affected_pattern(base, {'b', 'a'}))
+        self.assertEqual('', prove.affected_pattern(base, set()))
 
     def test_mutants(self):
         columns = ['pristine', 'fork', 'without 1', 'without 2']
