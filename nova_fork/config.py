@@ -21,6 +21,8 @@ BASES_FILE = 'bases.ini'
 BUG_SECTION = 'bug'
 SERIES_SECTION = 'series'
 UNIT_PREFIX = 'unit '
+# the word of a series entry that marks it for Gerrit (nova-fork review)
+REVIEW = 'review'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +73,9 @@ class Commit:
     needs: tuple = ()
     # the unit of the fix this commit is; None for a commit of tests
     unit: str = None
+    # marked ``review``: part of the series written for Gerrit
+    # (nova-fork review)
+    review: bool = False
 
     @property
     def is_patch(self):
@@ -327,23 +332,24 @@ def get_base(root, series):
 
 
 def parse_series(text):
-    """Parse a series file into (name, files, unit, needs) tuples.
+    """Parse a series file into (name, files, unit, needs, review) tuples.
 
     One commit a line, applied in order: a patch file name, or a ``.msg``
     file holding the commit message for plain new files.  ``unit=NAME``
     says which unit of the fix a patch is (every fix is one unit; a commit
     without one only adds tests); ``needs=NAME`` says it builds on another
-    unit, so a tree left without that unit cannot have it either.  Other
-    words are new files of the project, added to that commit.  Blank lines
-    and ``#`` comments are ignored.
+    unit, so a tree left without that unit cannot have it either; the
+    bare word ``review`` marks a commit of the series for Gerrit
+    (``nova-fork review``).  Other words are new files of the project,
+    added to that commit.  Blank lines and ``#`` comments are ignored.
 
-    >>> parse_series('# fixes\\n0001-a.patch unit=u1\\n\\n'
+    >>> parse_series('# fixes\\n0001-a.patch unit=u1 review\\n\\n'
     ...              '0002-b.msg x.py y.py\\n'
     ...              '0003-c.patch unit=u2 needs=u1 z.yaml\\n')
     ... # doctest: +NORMALIZE_WHITESPACE
-    [('0001-a.patch', (), 'u1', ()),
-     ('0002-b.msg', ('x.py', 'y.py'), None, ()),
-     ('0003-c.patch', ('z.yaml',), 'u2', ('u1',))]
+    [('0001-a.patch', (), 'u1', (), True),
+     ('0002-b.msg', ('x.py', 'y.py'), None, (), False),
+     ('0003-c.patch', ('z.yaml',), 'u2', ('u1',), False)]
     """
     entries = []
     for line in text.splitlines():
@@ -353,9 +359,12 @@ def parse_series(text):
             units = [w[len('unit='):] for w in words if w.startswith('unit=')]
             needs = tuple(w[len('needs='):] for w in words
                           if w.startswith('needs='))
+            review = REVIEW in words
             files = tuple(w for w in words
-                          if not w.startswith(('unit=', 'needs=')))
-            entries.append((name, files, ','.join(units) or None, needs))
+                          if not w.startswith(('unit=', 'needs=')) and
+                          w != REVIEW)
+            entries.append((name, files, ','.join(units) or None, needs,
+                            review))
     return entries
 
 
@@ -365,7 +374,7 @@ def read_series(path, root, check_files=True):
             'no series file at %s: list the patches there, one a line' % path)
     units = load_units(root)
     commits = []
-    for number, (name, files, unit, needs) in enumerate(
+    for number, (name, files, unit, needs, review) in enumerate(
             parse_series(path.read_text()), start=1):
         where = '%s: entry %d (%s)' % (path, number, name)
         if not (name.endswith('.patch') or name.endswith('.msg')):
@@ -389,7 +398,7 @@ def read_series(path, root, check_files=True):
                 raise errors.UsageError(
                     '%s names %s, which does not exist' % (where, item))
         commits.append(Commit(number, name, path.parent / name, files,
-                              sources, needs, unit))
+                              sources, needs, unit, review))
     return commits
 
 
