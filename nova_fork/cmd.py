@@ -14,6 +14,7 @@ from nova_fork import export
 from nova_fork import matrix
 from nova_fork import prove
 from nova_fork import refresh
+from nova_fork import review
 from nova_fork import runner
 from nova_fork import runtime
 from nova_fork import venv
@@ -77,6 +78,14 @@ def lint_cmd(args, root):
 
 def export_cmd(args, root):
     print(export.export(_base(args, root)))
+    return 0
+
+
+def review_cmd(args, root):
+    result = review.review(_line(args, root), bug=args.bug, onto=args.onto)
+    for note in result.notes:
+        print(note)
+    print(result.dest)
     return 0
 
 
@@ -223,6 +232,18 @@ def make_parser():
                        'files to dist/SERIES/')
     line_options(p)
     p.set_defaults(func=export_cmd)
+
+    p = sub.add_parser('review', help='write the commits marked review, '
+                       'signed off by you, to dist/review/LINE/ for git am '
+                       'and git review')
+    line_options(p, release=False)
+    p.add_argument('--bug', metavar='N',
+                   help='the Launchpad bug of the move path: fixes close '
+                        'it, the other commits are related to it')
+    p.add_argument('--onto', metavar='GITDIR[@REF]',
+                   help='also check that the series applies onto REF '
+                        '(default HEAD) of this nova clone or mirror')
+    p.set_defaults(func=review_cmd)
 
     p = sub.add_parser('lines', help='list the lines of bases.ini, one a '
                        'line')
