@@ -14,7 +14,7 @@ from nova_fork import gitutils
 from nova_fork import units
 
 # Bump when the way trees are built changes, so old trees are rebuilt.
-FORMAT = '2'
+FORMAT = '3'
 STAMP = 'nova-fork-stamp'
 
 
@@ -57,6 +57,19 @@ def select(base, lacking, pristine=False, without=None, commits=None):
                                 c.unit not in dropped)]
 
 
+def tests_kept(base, lacking, chosen):
+    """The fix commits a tree leaves out but whose tests it keeps.
+
+    A fix commit changes nova's code and the tests that show the change
+    (a reproducer's assertions flipped, unit tests of the fixed code).
+    The pristine release and a mutant leave out the unit's code, not its
+    tests: the tests are what must fail there.  The units the release
+    has from upstream are left out whole.
+    """
+    return [c for c in base.commits() if c.is_fix and c.unit in lacking
+            and c not in chosen]
+
+
 def left_out(commits, without):
     """Unit without, and the units of the commits that build on it.
 
@@ -80,11 +93,13 @@ def lacking_units(base, sdist):
                                           base.nova, sdist))
 
 
-def digest(base, commits):
+def digest(base, commits, tests_only=()):
     h = hashlib.sha256()
     h.update(('%s\0%s\0%s\0' % (FORMAT, base.nova, base.sha256)).encode())
     for commit in commits:
-        h.update(commit.name.encode() + b'\0' + commit.path.read_bytes())
+        mark = b'tests\0' if commit in tests_only else b''
+        h.update(mark + commit.name.encode() + b'\0' +
+                 commit.path.read_bytes())
         for name, source in zip(commit.files, commit.sources):
             h.update(name.encode() + b'\0' + source.read_bytes())
     return h.hexdigest()
@@ -143,6 +158,32 @@ def apply_commit(tree, base, commit):
         gitutils.git(tree, 'commit', '-q', '-F', str(commit.path))
 
 
+def apply_tests(tree, base, commit):
+    """Apply only what a fix commit changes under nova/tests/."""
+    tests = 'nova/tests/'
+    if commit.is_patch:
+        proc = gitutils.git(tree, 'apply', '--index',
+                            '--include=%s*' % tests, str(commit.path),
+                            check=False)
+        if proc.returncode:
+            raise errors.PatchError(
+                'the tests of %s do not apply to nova %s without its '
+                'fix: %s' % (commit.path.relative_to(base.root), base.nova,
+                             proc.stderr.strip()))
+    names = [n for n in commit.files if n.startswith(tests)]
+    for name, source in zip(commit.files, commit.sources):
+        if name in names:
+            target = tree / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+    if names:
+        gitutils.git(tree, 'add', '-f', '--', *names)
+    if gitutils.git(tree, 'diff', '--cached', '--quiet',
+                    check=False).returncode:
+        gitutils.git(tree, 'commit', '-q', '-m',
+                     'The tests of %s, without its fix' % commit.name)
+
+
 def remove_stale_partials(folder, name):
     """Remove what interrupted builds of this tree left behind."""
     for partial in folder.glob('.%s.partial-*' % name):
@@ -169,10 +210,13 @@ def build(base, pristine=False, without=None):
     leaves a tree that a later run would take for a good one.
     """
     sdist = fetch.fetch(base.root, base.nova, base.sha256)
-    commits = select(base, lacking_units(base, sdist), pristine, without)
+    lacking = lacking_units(base, sdist)
+    chosen = select(base, lacking, pristine, without)
+    tests_only = tests_kept(base, lacking, chosen)
+    commits = [c for c in base.commits() if c in chosen or c in tests_only]
     name = tree_name(base.label, pristine, without)
     dest = build_dir(base.root) / name
-    want = digest(base, commits)
+    want = digest(base, commits, tests_only)
     stamp = dest / '.git' / STAMP
     if stamp.is_file() and stamp.read_text().strip() == want:
         return dest
@@ -182,7 +226,10 @@ def build(base, pristine=False, without=None):
     try:
         import_sdist(sdist, partial, base.nova, base.sha256)
         for commit in commits:
-            apply_commit(partial, base, commit)
+            if commit in tests_only:
+                apply_tests(partial, base, commit)
+            else:
+                apply_commit(partial, base, commit)
         (partial / '.git' / STAMP).write_text(want + '\n')
         if dest.exists():
             shutil.rmtree(dest)

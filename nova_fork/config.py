@@ -15,6 +15,7 @@ import os
 import pathlib
 
 from nova_fork import chroot
+from nova_fork import detect
 from nova_fork import errors
 
 BASES_FILE = 'bases.ini'
@@ -382,10 +383,15 @@ def read_series(path, root, check_files=True):
                 '%s is neither a .patch nor a .msg file' % where)
         if name.endswith('.msg') and not files:
             raise errors.UsageError('%s is a message with no files' % where)
-        if name.endswith('.patch') and unit is None:
-            raise errors.UsageError(
-                '%s says no unit: add unit=NAME, one of %s' % (
-                    where, ', '.join(units)))
+        if name.endswith('.patch') and unit is None and check_files:
+            code = [f for f in detect.patch_files(
+                (path.parent / name).read_text())
+                if not f.startswith('nova/tests/')]
+            if code:
+                raise errors.UsageError(
+                    '%s says no unit, and changes %s: a patch of nova\'s '
+                    'code is a unit of the fix; add unit=NAME, one of %s' % (
+                        where, ', '.join(code), ', '.join(units)))
         for word in ((unit,) if unit else ()) + needs:
             if word not in units:
                 raise errors.UsageError(
