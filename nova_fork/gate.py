@@ -30,7 +30,8 @@ STEPS = {
 
 _TOTAL = re.compile(r'^ - (Passed|Failed|Skipped|Expected Fail|'
                     r'Unexpected Success): (\d+)\s*$', re.M)
-_FLAKE8 = re.compile(r'^\S+\.py:\d+:\d+: [A-Z]+\d+ ', re.M)
+# nova's local checks put a colon after their code (N375: ...)
+_FLAKE8 = re.compile(r'^\S+\.py:\d+:\d+: [A-Z]+\d+:? ', re.M)
 
 
 def tox_args(step, selection=None):

@@ -44,6 +44,8 @@ TOX = ('tox==4.67.17', 'virtualenv==21.15.14')
 # does not drive.
 MIN_PYTHON = (3,)
 
+NOVA_LOCALE = 'en_US.utf-8'
+
 _PIN = re.compile(r'^([A-Za-z0-9_.-]+)==([^\s;#]+)')
 
 
@@ -63,7 +65,7 @@ def pinned(lock_text, name):
     return None
 
 
-def overrides(lock=None, setuptools=None, python_name=None):
+def overrides(lock=None, setuptools=None, python_name=None, locale=True):
     """tox's overrides (TOX_OVERRIDE entries) for the test environments.
 
     Set on testenv, so that they reach every test environment but not
@@ -88,10 +90,24 @@ def overrides(lock=None, setuptools=None, python_name=None):
                    'testenv.download=true']
     if python_name:
         result.append('testenv.base_python=%s' % python_name)
+    if not locale:
+        # nova's tox.ini sets LC_ALL=en_US.utf-8, which sphinx (docs,
+        # releasenotes) fails on where that locale is not generated
+        result.append('testenv.set_env+=LC_ALL=C.UTF-8')
     return result
 
 
-def environment(lock, lock_text, python_name=None, python_dir=None):
+def has_locale(name=NOVA_LOCALE):
+    """True when the C library has the locale nova's tox.ini sets."""
+    proc = subprocess.run(
+        [sys.executable, '-c', 'import locale; locale.setlocale('
+         'locale.LC_ALL, %r)' % name], stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    return proc.returncode == 0
+
+
+def environment(lock, lock_text, python_name=None, python_dir=None,
+                locale=True):
     """The variables to set for tox, in the order they are printed.
 
     python_name and python_dir: the line's interpreter (python3.10) and
@@ -101,7 +117,8 @@ def environment(lock, lock_text, python_name=None, python_dir=None):
     if python_dir:
         env.append(('PATH', '%s:$PATH' % python_dir))
     env.append(('TOX_CONSTRAINTS_FILE', str(lock)))
-    found = overrides(lock, pinned(lock_text, 'setuptools'), python_name)
+    found = overrides(lock, pinned(lock_text, 'setuptools'), python_name,
+                      locale)
     if found:
         env.append(('TOX_OVERRIDE', ';'.join(found)))
     return env
@@ -165,7 +182,7 @@ def prepare(base, pristine=False):
     if not lock.is_file():
         raise errors.UsageError('series %s has no lock file at %s' % (
             base.series, lock))
-    env = environment(lock, lock.read_text(), name, folder)
+    env = environment(lock, lock.read_text(), name, folder, has_locale())
     return tree, env, tox(base.root)
 
 

@@ -70,6 +70,10 @@ class EnvironmentTest(testtools.TestCase):
         self.assertEqual({'PATH': '/py/bin:/usr/bin', 'HOME': '/root',
                           'TOX_CONSTRAINTS_FILE': '/l.txt'}, env)
 
+    def test_no_en_us_locale(self):
+        env = dict(novatox.environment('/l.txt', '', locale=False))
+        self.assertIn('testenv.set_env+=LC_ALL=C.UTF-8', env['TOX_OVERRIDE'])
+
     def test_pinned(self):
         self.assertEqual('2.1', novatox.pinned('oslo_db==2.1\n', 'oslo.db'))
         self.assertIsNone(novatox.pinned('setuptools>=1\n', 'setuptools'))
@@ -118,9 +122,10 @@ class GateTest(testtools.TestCase):
             ['py3', 'py3 (selection)', 'ok', '3', '0', '0', '1 min 05 s'],
             gate.row('py3', 0, out, 65.2, 'test_claims'))
         self.assertEqual(
-            ['pep8', 'fast8', 'FAILED (exit 1)', '-', '2', '-', '9 s'],
+            ['pep8', 'fast8', 'FAILED (exit 1)', '-', '3', '-', '9 s'],
             gate.row('pep8', 1, './nova/a.py:1:1: H306 imports\n'
-                     'nova/b.py:2:80: E501 line too long\n', 9))
+                     'nova/b.py:2:80: E501 line too long\n'
+                     './nova/c.py:3:1: N375: Mocking\n', 9))
         self.assertEqual(
             ['releasenotes', 'releasenotes', 'ok', '-', '-', '-', '30 s'],
             gate.row('releasenotes', 0, 'build succeeded.\n', 30))
