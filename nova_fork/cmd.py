@@ -11,7 +11,9 @@ from nova_fork import check
 from nova_fork import config
 from nova_fork import errors
 from nova_fork import export
+from nova_fork import gate
 from nova_fork import matrix
+from nova_fork import novatox
 from nova_fork import prove
 from nova_fork import refresh
 from nova_fork import review
@@ -73,6 +75,32 @@ def lint_cmd(args, root):
         raise errors.TestFailure('flake8 found problems in what the fork '
                                  'adds under nova/ on %s (see above)' %
                                  ', '.join(failed))
+    return 0
+
+
+def tox_cmd(args, root):
+    base = _line(args, root)
+    code = novatox.run(base, args.stestr_args, pristine=args.pristine)
+    if code:
+        raise errors.TestFailure('tox %s failed in the %s tree (exit %d)' % (
+            ' '.join(args.stestr_args), base.series, code))
+    return 0
+
+
+def gate_cmd(args, root):
+    base = _line(args, root)
+    steps = gate.parse_only(args.only)
+    selections = gate.parse_selections(args.select)
+    start = time.monotonic()
+    rows, failed = gate.gate(base, steps, selections, args.pristine)
+    print('gate %s (nova %s%s), %s, %s:' % (
+        base.series, base.nova, ', pristine' if args.pristine else '',
+        time.strftime('%Y-%m-%d'), gate._duration(time.monotonic() - start)))
+    print(gate.render(rows))
+    if failed:
+        raise errors.TestFailure('gate %s: %s failed (see above)' % (
+            base.series, ', '.join(failed)))
+    print('gate %s: ok' % base.series)
     return 0
 
 
@@ -228,6 +256,26 @@ def make_parser():
     line_options(p, release=False)
     p.set_defaults(func=lint_cmd)
 
+    p = sub.add_parser('tox', help="run the tree's own tox.ini (arguments "
+                       'after --) with the line\'s lock as constraints')
+    line_options(p, release=False)
+    p.add_argument('--pristine', action='store_true',
+                   help='in the pristine release\'s tree')
+    p.set_defaults(func=tox_cmd, stestr_args=[])
+
+    p = sub.add_parser('gate', help="nova's gate through the tree's tox.ini: "
+                       'pep8 (flake8 with hacking), py3, functional, '
+                       'releasenotes; a table of counts and times')
+    line_options(p, release=False)
+    p.add_argument('--pristine', action='store_true',
+                   help="on the pristine release's tree")
+    p.add_argument('--only', metavar='STEPS',
+                   help='comma-separated steps of %s' % ','.join(gate.STEPS))
+    p.add_argument('--select', metavar='STEP=TESTS', action='append',
+                   help='a test selection (stestr filters) for py3 or '
+                        'functional; may be repeated')
+    p.set_defaults(func=gate_cmd)
+
     p = sub.add_parser('export', help='write the series as format-patch '
                        'files to dist/SERIES/')
     line_options(p)
@@ -301,7 +349,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if extra:
         if not hasattr(args, 'stestr_args'):
-            parser.error('only "test" takes arguments after --')
+            parser.error('only "test" and "tox" take arguments after --')
         args.stestr_args = extra
     try:
         root = config.find_root()

@@ -22,6 +22,12 @@ VERBS = {
         'Line %(line)s: leaving out each unit of the fix makes a regression'
         ' test fail.',
         ('mutants', '%(line)s')),
+    'gate': (
+        "Nova's gate on line %(line)s (nova %(release)s) through its own"
+        ' tox.ini: pep8 (flake8 with hacking), py3, functional and'
+        ' releasenotes, with counts and times.  Arguments after -- go to'
+        ' nova-fork gate (--pristine, --only, --select).',
+        ('gate', '%(line)s')),
     'export': (
         'Export line %(line)s (format-patch, and quilt where the line has'
         ' it), checked on nova %(release)s and its other releases.',
@@ -39,6 +45,8 @@ def envs(root, posargs=()):
             commands = [command]
             if verb == 'functional' and posargs:
                 commands = [command + ['--'] + list(posargs)]
+            if verb == 'gate':
+                commands = [command + list(posargs)]
             if verb == 'export':
                 commands += [command + ['--release', version]
                              for version, _ in base.releases]

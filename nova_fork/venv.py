@@ -53,8 +53,8 @@ def _tail(proc):
     return lines[-1] if lines else 'exit %d' % proc.returncode
 
 
-def _tool(root, name, requirement):
-    """.venvs/_NAME: a venv of the tool's own python with requirement."""
+def tool(root, name, *requirements):
+    """.venvs/_NAME: a venv of the tool's own python with requirements."""
     tool = pathlib.Path(root) / '.venvs' / ('_' + name)
     exe = tool / 'bin' / name
     if not exe.exists():
@@ -62,8 +62,8 @@ def _tool(root, name, requirement):
         try:
             _create(sys.executable, tool, version=sys.version_info[:2])
             _run([str(tool / 'bin' / 'python'), '-m', 'pip', 'install', '-q',
-                  '--disable-pip-version-check', requirement],
-                 'installing %s' % requirement)
+                  '--disable-pip-version-check'] + list(requirements),
+                 'installing %s' % ' '.join(requirements))
         except BaseException:
             shutil.rmtree(tool, ignore_errors=True)
             raise
@@ -72,12 +72,12 @@ def _tool(root, name, requirement):
 
 def _virtualenv(root):
     """A virtualenv that can still make Python 2.7 environments."""
-    return _tool(root, 'virtualenv', VIRTUALENV)
+    return tool(root, 'virtualenv', VIRTUALENV)
 
 
 def uv(root):
     """uv, installed from PyPI with pip into .venvs/_uv."""
-    return _tool(root, 'uv', UV)
+    return tool(root, 'uv', UV)
 
 
 def _create(python, path, root=None, version=(3,)):

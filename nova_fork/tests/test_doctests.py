@@ -5,6 +5,8 @@ from nova_fork import chroot
 from nova_fork import config
 from nova_fork import detect
 from nova_fork import export
+from nova_fork import gate
+from nova_fork import novatox
 from nova_fork import prove
 from nova_fork import review
 from nova_fork import runtime
@@ -17,6 +19,8 @@ def load_tests(loader, tests, pattern):
     tests.addTests(doctest.DocTestSuite(config))
     tests.addTests(doctest.DocTestSuite(detect))
     tests.addTests(doctest.DocTestSuite(export))
+    tests.addTests(doctest.DocTestSuite(gate))
+    tests.addTests(doctest.DocTestSuite(novatox))
     tests.addTests(doctest.DocTestSuite(prove))
     tests.addTests(doctest.DocTestSuite(review))
     tests.addTests(doctest.DocTestSuite(runtime))

@@ -300,7 +300,7 @@ class LinesTest(testtools.TestCase):
         self.assertEqual(
             sorted('%s-%s' % (verb, line) for line in ('fake', 'two')
                    for verb in ('functional', 'reproduce', 'mutants',
-                                'export')),
+                                'gate', 'export')),
             sorted(envs))
         self.assertEqual([['nova-fork', 'test', 'two', '--', '-k', 'x']],
                          envs['functional-two'][1])
