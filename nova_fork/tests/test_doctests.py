@@ -6,6 +6,7 @@ from nova_fork import config
 from nova_fork import detect
 from nova_fork import export
 from nova_fork import prove
+from nova_fork import referee
 from nova_fork import runtime
 from nova_fork import units
 
@@ -17,6 +18,7 @@ def load_tests(loader, tests, pattern):
     tests.addTests(doctest.DocTestSuite(detect))
     tests.addTests(doctest.DocTestSuite(export))
     tests.addTests(doctest.DocTestSuite(prove))
+    tests.addTests(doctest.DocTestSuite(referee))
     tests.addTests(doctest.DocTestSuite(runtime))
     tests.addTests(doctest.DocTestSuite(units))
     return tests
