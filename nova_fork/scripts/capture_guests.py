@@ -140,7 +140,7 @@ def main(argv):
     sys.path.insert(0, os.getcwd())
     tests = list(_tests(unittest.TestLoader().loadTestsFromNames(names)))
     for test in tests:
-        if isinstance(test, unittest.loader._FailedTest):
+        if isinstance(test, getattr(unittest.loader, '_FailedTest', ())):
             test.debug()  # raises the import error, with its traceback
     install(outdir)
     outcomes = {}

@@ -181,8 +181,8 @@ class ProblemsTest(testtools.TestCase):
     def test_pristine_without_a_refusal_where_one_must_be(self):
         judged = [guest('1', self.one, referee.ACCEPTED)]
         self.assertEqual(
-            ['pristine: libvirt refused no guest of t.T.test_a, where the '
-             'release repeats a device'],
+            ['pristine: libvirt refused no guest of the tests where the '
+             'release repeats a device (t.T.test_a)'],
             referee.problems('pristine', judged, 'test_a'))
         self.assertIn('no guest with PCI hostdevs was captured',
                       referee.problems('pristine', judged, 'test_b')[0])
