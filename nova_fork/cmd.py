@@ -7,6 +7,7 @@ import time
 
 from nova_fork import backport
 from nova_fork import build
+from nova_fork import capture
 from nova_fork import check
 from nova_fork import config
 from nova_fork import errors
@@ -15,6 +16,7 @@ from nova_fork import gate
 from nova_fork import matrix
 from nova_fork import novatox
 from nova_fork import prove
+from nova_fork import referee
 from nova_fork import refresh
 from nova_fork import review
 from nova_fork import runner
@@ -178,6 +180,42 @@ def mutants_cmd(args, root):
     return _prove(args, root, prove.mutant_problems, mutants=True)
 
 
+def must_repeat(base):
+    """The tests where the pristine release repeats a device, a regex."""
+    units = config.load_units(base.root)
+    return '|'.join('(?:%s)' % units[name].repeats
+                    for name in sorted(prove.lacking(base))
+                    if units[name].repeats)
+
+
+def libvirt_cmd(args, root):
+    if not args.series:
+        args.series = next(iter(config.load_bases(root)))
+    base = _base(args, root)
+    conn, error = referee.connect()
+    rows, problems, notes = [], [], []
+    for run, kwargs, must in (('pristine', {'pristine': True},
+                               must_repeat(base)),
+                              ('fork', {}, None)):
+        taken = capture.capture(base, build.build(base, **kwargs))
+        judged = referee.judge(conn, taken, error)
+        rows.append(referee.row(run, taken, judged))
+        problems += referee.problems(run, judged, must)
+        notes += referee.disagreements(run, judged)
+    print('nova %s (%s), %s, libvirt %s:' % (
+        base.nova, base.series, referee.URI, referee.version(conn)))
+    print(referee.render(rows))
+    for note in notes:
+        print('note: %s' % note)
+    for problem in problems:
+        print('problem: %s' % problem)
+    if problems:
+        raise errors.TestFailure('libvirt %s: %d problem(s), see above' % (
+            base.series, len(problems)))
+    print('libvirt %s: ok' % base.series)
+    return 0
+
+
 def matrix_cmd(args, root):
     if args.release and len(args.lines) != 1:
         raise errors.UsageError('--release takes one line, not %s' % (
@@ -327,6 +365,14 @@ def make_parser():
                        'the fix makes a regression test fail')
     line_options(p)
     p.set_defaults(func=mutants_cmd)
+
+    p = sub.add_parser('libvirt', help="hand the PCI hostdevs of the "
+                       "regression tests' guests to real libvirt (its test "
+                       'driver): it refuses those of the pristine release '
+                       'that repeat a device, and takes every guest of the '
+                       'fork (default line: master)')
+    line_options(p)
+    p.set_defaults(func=libvirt_cmd)
 
     p = sub.add_parser('matrix', help='reproduce and mutants for every line '
                        '(or those named), as one table: a row a line')

@@ -53,6 +53,10 @@ class Unit:
     # the regression tests a release lacking the unit fails, a regular
     # expression over test ids
     affects: str = ''
+    # the regression tests in which a release lacking the unit gives a
+    # guest one host device twice, which real libvirt refuses (a regular
+    # expression over test ids; nova-fork libvirt)
+    repeats: str = ''
 
 
 # The providers of a base's interpreter (runtime.py), and the default.
@@ -201,7 +205,8 @@ def load_units(root):
                 functions=tuple(sec['functions'].split()),
                 lacks=sec['lacks'],
                 # a regular expression, which may be folded over lines
-                affects=''.join(sec.get('affects', '').split()))
+                affects=''.join(sec.get('affects', '').split()),
+                repeats=''.join(sec.get('repeats', '').split()))
         except KeyError as exc:
             raise errors.UsageError('%s: [%s] has no %s option' % (
                 BASES_FILE, section, exc.args[0]))

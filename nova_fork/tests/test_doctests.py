@@ -8,6 +8,7 @@ from nova_fork import export
 from nova_fork import gate
 from nova_fork import novatox
 from nova_fork import prove
+from nova_fork import referee
 from nova_fork import review
 from nova_fork import runtime
 from nova_fork import units
@@ -22,6 +23,7 @@ def load_tests(loader, tests, pattern):
     tests.addTests(doctest.DocTestSuite(gate))
     tests.addTests(doctest.DocTestSuite(novatox))
     tests.addTests(doctest.DocTestSuite(prove))
+    tests.addTests(doctest.DocTestSuite(referee))
     tests.addTests(doctest.DocTestSuite(review))
     tests.addTests(doctest.DocTestSuite(runtime))
     tests.addTests(doctest.DocTestSuite(units))
