@@ -66,8 +66,8 @@ def tests_kept(base, lacking, chosen):
     tests: the tests are what must fail there.  The units the release
     has from upstream are left out whole.
     """
-    return [c for c in base.commits() if c.is_fix and c.unit in lacking
-            and c not in chosen]
+    return [c for c in base.commits()
+            if c.is_fix and c.unit in lacking and c not in chosen]
 
 
 def left_out(commits, without):

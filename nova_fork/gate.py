@@ -7,10 +7,12 @@ the functional suite and the release notes build; and prints a table of
 each step's result, stestr's counts and its time.
 """
 
+import pathlib
 import re
 import time
 
 from nova_fork import errors
+from nova_fork import gitutils
 from nova_fork import novatox
 
 # step: (tox environment, arguments for it, takes a test selection)
@@ -32,6 +34,40 @@ _TOTAL = re.compile(r'^ - (Passed|Failed|Skipped|Expected Fail|'
                     r'Unexpected Success): (\d+)\s*$', re.M)
 # nova's local checks put a colon after their code (N375: ...)
 _FLAKE8 = re.compile(r'^\S+\.py:\d+:\d+: [A-Z]+\d+:? ', re.M)
+
+
+_REF = re.compile(r'^\s*:(branch|earliest-version):\s*(\S+)\s*$', re.M)
+
+
+def note_refs(tree):
+    """{kind: [names]}: the branches and tags the release notes name."""
+    found = {'branch': set(), 'earliest-version': set()}
+    source = pathlib.Path(tree) / 'releasenotes' / 'source'
+    for page in source.glob('*.rst'):
+        for kind, name in _REF.findall(page.read_text()):
+            found[kind].add(name)
+    return {kind: sorted(names) for kind, names in found.items()}
+
+
+def add_note_refs(tree, tag):
+    """Make the branches and tags the release notes pages name.
+
+    A tree made from the sdist has the release's import and the fork's
+    commits, not upstream's history: reno stops at a page whose branch
+    (``:branch:``) or first version (``:earliest-version:``) it cannot
+    find.  Each missing one is made at the import of the release, so the
+    pages build (with the release's notes) and the unreleased page shows
+    the fork's.  Returns the refs made.
+    """
+    made = []
+    for kind, names in note_refs(tree).items():
+        prefix = 'refs/heads/' if kind == 'branch' else 'refs/tags/'
+        for name in names:
+            if gitutils.git(tree, 'rev-parse', '--verify', '-q',
+                            prefix + name, check=False).returncode:
+                gitutils.git(tree, 'update-ref', prefix + name, tag)
+                made.append(name)
+    return made
 
 
 def tox_args(step, selection=None):
@@ -152,6 +188,11 @@ def gate(base, steps, selections=None, pristine=False):
         print('== gate %s%s: %s' % (base.series,
                                     ' (pristine)' if pristine else '', step),
               flush=True)
+        if step == 'releasenotes':
+            made = add_note_refs(prepared[0], base.nova)
+            if made:
+                print('refs the release notes name, made at %s: %s' % (
+                    base.nova, ', '.join(made)), flush=True)
         start = time.monotonic()
         code, output = novatox.run(
             base, tox_args(step, selections.get(step)), prepared=prepared,

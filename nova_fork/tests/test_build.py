@@ -52,6 +52,35 @@ class BuildTest(testtools.TestCase):
             'Import nova 1.0.0\nFix manager\nAdd regression tests',
             self.log(tree))
 
+    def test_a_left_out_fix_keeps_its_tests(self):
+        # The fix of claims also adds a unit test: the pristine release and
+        # a mutant get the test, not the fix, as the test must fail there.
+        repo = self.project.root.parent / (self.project.root.name + '-p')
+        repo.mkdir()
+        fakes.git(repo, 'init', '-q')
+        (repo / 'nova/compute').mkdir(parents=True)
+        (repo / 'nova/compute/claims.py').write_text(fakes.CLAIMS)
+        fakes.git(repo, 'add', '-A')
+        fakes.git(repo, 'commit', '-qm', 'old')
+        (repo / 'nova/compute/claims.py').write_text(fakes.FIXED_CLAIMS)
+        (repo / 'nova/tests/unit').mkdir(parents=True)
+        (repo / 'nova/tests/unit/test_claims.py').write_text('# test\n')
+        fakes.git(repo, 'add', '-A')
+        fakes.git(repo, 'commit', '-qm', 'Fix claims\n\nWhy.')
+        (self.base.patches / '0001-Fix-claims.patch').write_text(
+            fakes.git(repo, 'format-patch', '--stdout', '-1'))
+
+        for kwargs in ({'pristine': True}, {'without': 'claim-abort'}):
+            tree = build.build(self.base, **kwargs)
+            self.assertIn('The tests of 0001-Fix-claims.patch, without its '
+                          'fix', self.log(tree))
+            self.assertTrue((tree / 'nova/tests/unit/test_claims.py')
+                            .is_file())
+            self.assertNotIn('_ref', (tree / 'nova/compute/claims.py')
+                             .read_text())
+        tree = build.build(self.base)
+        self.assertIn('_ref', (tree / 'nova/compute/claims.py').read_text())
+
     def test_without_takes_the_units_that_build_on_it(self):
         series = self.base.patches / 'series'
         series.write_text(series.read_text().replace(

@@ -43,12 +43,24 @@ class ConfigTest(testtools.TestCase):
 
     def test_a_fix_is_one_unit(self):
         exc = self.series_says(' unit=claim-abort', '')
-        self.assertIn('entry 1 (0001-Fix-claims.patch) says no unit: add '
-                      'unit=NAME, one of claim-abort, free-instance',
-                      str(exc))
+        self.assertIn('entry 1 (0001-Fix-claims.patch) says no unit, and '
+                      'changes nova/compute/claims.py: a patch of nova\'s '
+                      'code is a unit of the fix; add unit=NAME, one of '
+                      'claim-abort, free-instance', str(exc))
         exc = self.series_says('unit=claim-abort',
                                'unit=claim-abort unit=free-instance')
         self.assertIn("names unit 'claim-abort,free-instance'", str(exc))
+
+    def test_a_patch_of_tests_needs_no_unit(self):
+        project = self.useFixture(fakes.FakeProject())
+        work = project.root / 'work'
+        patches = project.root / 'patches' / 'fake'
+        (patches / '0004-Add-a-test.patch').write_text(fakes.make_patch(
+            work, 'nova/tests/unit/test_x.py', '', '# test\n', 'A test'))
+        series = patches / 'series'
+        series.write_text(series.read_text() + '0004-Add-a-test.patch\n')
+        base = config.get_base(project.root, 'fake')
+        self.assertEqual([None, None], [c.unit for c in base.commits()[2:]])
 
     def test_units_and_bug_come_from_bases_ini(self):
         project = self.useFixture(fakes.FakeProject())
