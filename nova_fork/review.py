@@ -32,6 +32,8 @@ FORMAT_PATCH_FLAGS = tuple(
 
 IDENT_RE = re.compile(r'^(?P<who>.*<[^<>]*>) \d+ [+-]\d{4}$')
 CHANGE_ID_RE = re.compile(r'^Change-Id: (I[0-9a-f]{40})$', re.M)
+PICKED_RE = re.compile(r'^\(cherry picked from commit [0-9a-f]{40}\)\n?',
+                       re.M)
 
 
 @dataclasses.dataclass
@@ -202,6 +204,18 @@ def trailers(commit, message, bug_id, new_bug, who):
                    '--trailer', 'Change-Id: %s' % change_id]
 
 
+def split_picks(message):
+    """(the message without its cherry-pick lines, those lines).
+
+    >>> pick = '(cherry picked from commit %s)\\n' % ('a' * 40)
+    >>> body, picks = split_picks('S\\n\\nChange-Id: I1\\n' + pick)
+    >>> body, picks[:28]
+    ('S\\n\\nChange-Id: I1\\n\\n', '(cherry picked from commit a')
+    """
+    picks = ''.join(p.rstrip() + '\n' for p in PICKED_RE.findall(message))
+    return PICKED_RE.sub('', message).rstrip() + '\n\n', picks
+
+
 def rewrite(tree, tag, picked, bug_id, new_bug, who, work):
     """The picked commits on tag, in a clone at work, as the user's."""
     gitutils.git(tree, 'clone', '-q', '--no-checkout', str(tree), str(work))
@@ -219,10 +233,14 @@ def rewrite(tree, tag, picked, bug_id, new_bug, who, work):
                     commit.number, commit.name, detect.describe_failure(
                         patch, proc.stderr + proc.stdout)))
         message = gitutils.out(work, 'show', '-s', '--format=%B', 'HEAD')
+        # a backport's "(cherry picked from commit X)" lines stay last,
+        # after Change-Id, as on upstream's stable branches
+        body, picks = split_picks(message)
         message = gitutils.git(
             work, 'interpret-trailers',
-            *trailers(commit, message, bug_id, new_bug, who),
-            input=message + '\n').stdout
+            *trailers(commit, body, bug_id, new_bug, who),
+            input=body).stdout
+        message = message.rstrip() + '\n' + picks
         # --author keeps the commit's own author date
         gitutils.git(work, 'commit', '-q', '--amend', '--cleanup=verbatim',
                      '--author', who, '-F', '-', input=message)
