@@ -98,6 +98,14 @@ class PCIRescheduleTestBase(
         self.flags(
             pci_in_placement=self.PCI_IN_PLACEMENT, group='filter_scheduler')
 
+    def _wait_for_server_parameter(
+        self, server, expected_params, max_retries=10, **kwargs
+    ):
+        # A move tried on two or three hosts takes longer than nova's
+        # default wait (10 polls) on a busy machine: wait six times longer.
+        return super()._wait_for_server_parameter(
+            server, expected_params, max_retries=max_retries * 6, **kwargs)
+
     def _setup_scheduler_service(self):
         self.flags(
             enabled_filters=self.ENABLED_FILTERS,
