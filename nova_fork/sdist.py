@@ -166,6 +166,24 @@ def installed_from(nova_file, purelib):
     return os.path.dirname(nova_dir) == os.path.normpath(purelib)
 
 
+def pth_line(site_packages, with_pth=False):
+    """A .pth line that adds another venv's site-packages.
+
+    with_pth also reads the .pth files there, which make the namespace
+    packages of rocky's venv (repoze.lru) importable.  pip's isolated
+    build (a PEP 517 release) takes out what a plain path line adds, but
+    not what such an import line adds: install with the plain one.
+
+    >>> pth_line('/v/site-packages')
+    '/v/site-packages\\n'
+    >>> pth_line('/v/site-packages', with_pth=True)
+    "import site; site.addsitedir('/v/site-packages')\\n"
+    """
+    if with_pth:
+        return 'import site; site.addsitedir(%r)\n' % str(site_packages)
+    return '%s\n' % site_packages
+
+
 def nova_in(purelib):
     """What of an installed nova a site-packages folder holds."""
     folder = pathlib.Path(purelib)
@@ -218,13 +236,18 @@ def _env(extra=()):
     return env
 
 
+def declared_backend(tree):
+    """The PEP 517 backend the tree's pyproject.toml declares, or None."""
+    pyproject = pathlib.Path(tree) / 'pyproject.toml'
+    return build_backend(pyproject.read_text()) if pyproject.is_file() \
+        else None
+
+
 def make(base, tree, src, out, version):
-    """Build the tarball of clone src into out; return its path."""
+    """Build the tarball of clone src into out: (its path, how)."""
     rt = runtime.pick(base)
     env = _env(dict({name: '1' for name in PBR_SKIP}, PBR_VERSION=version))
-    pyproject = src / 'pyproject.toml'
-    backend = build_backend(pyproject.read_text()) if pyproject.is_file() \
-        else None
+    backend = declared_backend(src)
     if backend:
         if rt.in_root:
             raise errors.UsageError(
@@ -319,10 +342,11 @@ def install_check(base, tarball, tree, work, tests):
     start = time.monotonic()
     python = _scratch_venv(base, rt, work / 'venv')
     lib = _purelib(rt, python)
-    pathlib.Path(lib, 'nova-fork-line.pth').write_text(line_lib + '\n')
+    pth = pathlib.Path(lib, 'nova-fork-line.pth')
+    pth.write_text(pth_line(line_lib))
     pip = [str(python), '-m', 'pip', 'install', '-q',
            '--disable-pip-version-check', '--no-deps']
-    if not (tree / 'pyproject.toml').is_file():
+    if not declared_backend(tree):
         # setup.py only: built with the line's setuptools and pbr; a
         # PEP 517 release is built isolated, as it declares.  pip builds
         # a wheel, which the setuptools of these locks cannot without the
@@ -344,6 +368,7 @@ def install_check(base, tarball, tree, work, tests):
                                                ).read_bytes():
                 raise errors.PackageError(
                     'the installed %s is not the fork\'s' % path)
+    pth.write_text(pth_line(line_lib, with_pth=True))
     # nova's tests find etc/nova/api-paste.ini under state_path, which is
     # the folder above the nova package: the source tree's layout.  pip
     # installs those data files under the venv's prefix; show them there.
