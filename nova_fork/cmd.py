@@ -21,6 +21,7 @@ from nova_fork import refresh
 from nova_fork import review
 from nova_fork import runner
 from nova_fork import runtime
+from nova_fork import sdist
 from nova_fork import venv
 
 
@@ -108,6 +109,15 @@ def gate_cmd(args, root):
 
 def export_cmd(args, root):
     print(export.export(_base(args, root)))
+    return 0
+
+
+def sdist_cmd(args, root):
+    path, notes = sdist.sdist(_base(args, root), check=args.check,
+                              tests=args.stestr_args)
+    for note in notes:
+        print(note)
+    print(path)
     return 0
 
 
@@ -319,6 +329,16 @@ def make_parser():
     line_options(p)
     p.set_defaults(func=export_cmd)
 
+    p = sub.add_parser('sdist', help="write the fork as a source tarball "
+                       "made by pbr's sdist, version RELEASE.postBUG, to "
+                       'dist/sdist/LINE/ (for kolla-build type = local)')
+    line_options(p)
+    p.add_argument('--check', action='store_true',
+                   help='also pip install it into a scratch venv over the '
+                        "line's venv and run the line's regression modules "
+                        '(or the tests after --) against the installed nova')
+    p.set_defaults(func=sdist_cmd, stestr_args=[])
+
     p = sub.add_parser('review', help='write the commits marked review, '
                        'signed off by you, to dist/review/LINE/ for git am '
                        'and git review')
@@ -395,7 +415,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if extra:
         if not hasattr(args, 'stestr_args'):
-            parser.error('only "test" and "tox" take arguments after --')
+            parser.error('only "test", "tox" and "sdist" take arguments '
+                         'after --')
         args.stestr_args = extra
     try:
         root = config.find_root()

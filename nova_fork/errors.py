@@ -38,3 +38,9 @@ class AlreadyFixed(ForkError):
 
 class TestFailure(ForkError):
     exit_code = 7
+
+
+class PackageError(ForkError):
+    """A tarball that could not be built, or is not what it must be."""
+
+    exit_code = 8

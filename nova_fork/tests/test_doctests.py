@@ -11,6 +11,7 @@ from nova_fork import prove
 from nova_fork import referee
 from nova_fork import review
 from nova_fork import runtime
+from nova_fork import sdist
 from nova_fork import units
 
 
@@ -26,5 +27,6 @@ def load_tests(loader, tests, pattern):
     tests.addTests(doctest.DocTestSuite(referee))
     tests.addTests(doctest.DocTestSuite(review))
     tests.addTests(doctest.DocTestSuite(runtime))
+    tests.addTests(doctest.DocTestSuite(sdist))
     tests.addTests(doctest.DocTestSuite(units))
     return tests
