@@ -37,8 +37,8 @@ rocky counterpart.
 import time
 
 import fixtures
-from oslo_serialization import jsonutils
 import oslo_messaging as messaging
+from oslo_serialization import jsonutils
 
 from nova.compute import rpcapi as compute_rpcapi
 from nova.compute import vm_states
@@ -222,8 +222,8 @@ class PCIMoveRescheduleTest(
             if time.time() > deadline:
                 self.fail('Server %s did not get to %s: %s' % (
                     server['id'], params,
-                    dict((key, server.get(key)) for key in
-                         list(params) + ['status', 'fault'])))
+                    {key: server.get(key) for key in
+                     list(params) + ['status', 'fault']}))
             time.sleep(0.1)
 
     def _create_server(self, flavor_id, host=None, group=None):
@@ -248,17 +248,17 @@ class PCIMoveRescheduleTest(
             host=host, binary='nova-compute')[0]['id']
 
     def _host_of_node(self):
-        return dict(
-            (objects.ComputeNode.get_by_host_and_nodename(
-                self.ctxt, host, host).id, host)
-            for host in self.computes)
+        return {
+            objects.ComputeNode.get_by_host_and_nodename(
+                self.ctxt, host, host).id: host
+            for host in self.computes}
 
     def _pci_devices_by_host(self, devices, hosts):
         by_host = {}
         for dev in devices or []:
             by_host.setdefault(
                 hosts.get(dev.compute_node_id, '?'), []).append(dev.address)
-        return dict((host, sorted(addrs)) for host, addrs in by_host.items())
+        return {host: sorted(addrs) for host, addrs in by_host.items()}
 
     def _claimed_by(self, uuid):
         """{host: [addresses]} of the devices claimed or allocated to uuid."""
