@@ -75,7 +75,9 @@ def overrides(lock=None, setuptools=None, python_name=None, locale=True):
     >>> overrides(None, '65.5.0')
     ['testenv.set_env+=VIRTUALENV_SETUPTOOLS=65.5.0', 'testenv.download=true']
     >>> overrides(None, None, 'python3.10')
-    ['testenv.base_python=python3.10']
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['testenv.base_python=python3.10',
+     'tox.ignore_base_python_conflict=true']
     """
     result = []
     if lock:
@@ -89,7 +91,10 @@ def overrides(lock=None, setuptools=None, python_name=None, locale=True):
         result += ['testenv.set_env+=VIRTUALENV_SETUPTOOLS=%s' % setuptools,
                    'testenv.download=true']
     if python_name:
-        result.append('testenv.base_python=%s' % python_name)
+        # nova's tox.ini names envs such as functional-py38: tox refuses
+        # a base_python that conflicts with a name's factor unless told
+        result += ['testenv.base_python=%s' % python_name,
+                   'tox.ignore_base_python_conflict=true']
     if not locale:
         # nova's tox.ini sets LC_ALL=en_US.utf-8, which sphinx (docs,
         # releasenotes) fails on where that locale is not generated

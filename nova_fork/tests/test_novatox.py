@@ -46,7 +46,8 @@ class EnvironmentTest(testtools.TestCase):
         self.assertEqual('/py/3.10.13/bin:$PATH', env['PATH'])
         # no setuptools in the lock: virtualenv's seed is left alone
         self.assertEqual('testenv.set_env+=PIP_CONSTRAINT=/l.txt;'
-                         'testenv.base_python=python3.10',
+                         'testenv.base_python=python3.10;'
+                         'tox.ignore_base_python_conflict=true',
                          env['TOX_OVERRIDE'])
 
     def test_shell_command_can_be_pasted(self):
@@ -56,7 +57,8 @@ class EnvironmentTest(testtools.TestCase):
             "TOX_CONSTRAINTS_FILE=/l.txt TOX_OVERRIDE='testenv.set_env+="
             "PIP_CONSTRAINT=/l.txt;testenv.set_env+="
             "VIRTUALENV_SETUPTOOLS=65.5.0;testenv.download=true;"
-            "testenv.base_python=python3.10' tox -e functional -- "
+            "testenv.base_python=python3.10;"
+            "tox.ignore_base_python_conflict=true' tox -e functional -- "
             "'a|b'",
             novatox.shell_command('/p/build/2023.1', env, 'tox',
                                   ['-e', 'functional', '--', 'a|b']))
