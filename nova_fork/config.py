@@ -115,6 +115,14 @@ class Base:
     # where the interpreter comes from, in the order to try: words among
     # path, pyenv and debian:SUITE (see runtime.py)
     runtime: tuple = DEFAULT_RUNTIME
+    # where the line's variants of the project's new files are (None: the
+    # files/ folder of its patches)
+    variants: pathlib.Path = None
+
+    @property
+    def variants_dir(self):
+        """The folder of the line's variants of the project's new files."""
+        return self.variants or self.patches / 'files'
 
     @property
     def label(self):
@@ -140,7 +148,8 @@ class Base:
         return dataclasses.replace(self, nova=version, sha256=known[version])
 
     def commits(self, check_files=True):
-        return read_series(self.patches / 'series', self.root, check_files)
+        return read_series(self.patches / 'series', self.root, check_files,
+                           self.variants_dir)
 
 
 def find_root(start=None):
@@ -264,6 +273,8 @@ def load_bases(root):
                 backport_of=sec.get('backport_of', ''),
                 setenv=_setenv(series, sec.get('setenv', '')),
                 runtime=_runtime(series, sec.get('runtime', '')),
+                variants=(root / sec['variants'] if sec.get('variants')
+                          else None),
             )
         except KeyError as exc:
             raise errors.UsageError(
@@ -374,7 +385,7 @@ def parse_series(text):
     return entries
 
 
-def read_series(path, root, check_files=True):
+def read_series(path, root, check_files=True, variants=None):
     if not path.is_file():
         raise errors.UsageError(
             'no series file at %s: list the patches there, one a line' % path)
@@ -403,7 +414,8 @@ def read_series(path, root, check_files=True):
                     '%s names unit %r, which bases.ini does not define '
                     '(its units: %s; a commit is one unit)' % (
                         where, word, ', '.join(units)))
-        sources = tuple(source_of(path.parent, root, f) for f in files)
+        sources = tuple(source_of(variants or path.parent / 'files', root, f)
+                        for f in files)
         for item in [path.parent / name] + list(sources):
             if check_files and not item.is_file():
                 raise errors.UsageError(
@@ -413,12 +425,13 @@ def read_series(path, root, check_files=True):
     return commits
 
 
-def source_of(patches, root, name):
+def source_of(variants, root, name):
     """Where the project keeps new file NAME for a series.
 
-    A series whose test infrastructure differs keeps its own variant under
-    its patches folder, in files/NAME; otherwise the file at NAME in the
-    project is used.
+    A series whose test infrastructure differs keeps its own variant in its
+    variants folder (``variants`` in bases.ini, shared by the lines of one
+    generation of nova's test API; by default the files/ folder of its
+    patches), at NAME; otherwise the file at NAME in the project is used.
     """
-    variant = patches / 'files' / name
+    variant = variants / name
     return variant if variant.is_file() else root / name

@@ -69,8 +69,15 @@ def outputs(base, tree):
                                    commit).stdout
             result[entry.path] = message.rstrip() + '\n'
         for file_name, source in zip(entry.files, entry.sources):
-            result[source] = gitutils.git(
+            text = gitutils.git(
                 tree, 'show', '%s:%s' % (commit, file_name)).stdout
+            if (base.backport_of and source == base.root / file_name and
+                    source.read_text() != text):
+                # the project's own files are the newest line's: a line of
+                # backports that changed one gets its own variant
+                source = base.variants_dir / file_name
+                source.parent.mkdir(parents=True, exist_ok=True)
+            result[source] = text
     return result
 
 
