@@ -106,6 +106,8 @@ class Base:
     root: pathlib.Path
     unit_tests: tuple = ()
     lock_extra: tuple = ()
+    # constraints for the environments that build the lock's sdists
+    build_constraints: tuple = ()
     releases: tuple = ()
     default_nova: str = ''
     default_sha256: str = ''
@@ -266,6 +268,8 @@ def load_bases(root):
                 root=root,
                 unit_tests=tuple(sec.get('unit_tests', '').split()),
                 lock_extra=tuple(sec.get('lock_extra', '').split()),
+                build_constraints=tuple(
+                    sec.get('build_constraints', '').split()),
                 releases=_pairs(sec.get('releases', '')),
                 default_nova=sec['nova'],
                 default_sha256=sec['sha256'].lower(),

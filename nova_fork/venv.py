@@ -45,12 +45,35 @@ def _run(cmd, what, env=None):
     return proc.stdout
 
 
+# pip's words around the cause of a failed build, which say nothing
+GENERIC = ('subprocess-exited-with-error', 'metadata-generation-failed',
+           'See above', 'originates from a subprocess',
+           'an issue with the package')
+
+
 def _tail(proc):
-    """The last line of a failed command's output, or its exit code."""
+    """The cause of a failed command: the first error line that names one
+    (a package's own build error, under pip's generic lines), else the last
+    line of its output, or its exit code."""
     if any(s in proc.stdout for s in NO_NETWORK):
         return 'PyPI is not reachable (no network?)'
     lines = [s.strip() for s in proc.stdout.splitlines() if s.strip()]
+    causes = [line for line in lines if 'error' in line.lower() and
+              not any(g in line for g in GENERIC)]
+    if causes:
+        return causes[0]
     return lines[-1] if lines else 'exit %d' % proc.returncode
+
+
+def _build_env(base, folder):
+    """The environment that makes pip build sdists under the line's
+    build_constraints (pip passes PIP_CONSTRAINT on to the isolated build
+    environments), and the constraints file, or (None, None)."""
+    if not base.build_constraints:
+        return None, None
+    path = pathlib.Path(folder) / 'build-constraints.txt'
+    path.write_text('\n'.join(base.build_constraints) + '\n')
+    return dict(os.environ, PIP_CONSTRAINT=str(path)), path
 
 
 def tool(root, name, *requirements):
@@ -120,9 +143,14 @@ def _fill_with_uv(base, rt, path):
     _run([exe, 'venv', '-q', '--python', rt.python, str(path)],
          'creating a venv with uv and %s' % rt.python, env=env)
     python = path / 'bin' / 'python'
-    _run([exe, 'pip', 'install', '-q', '--no-deps', '-r', str(base.lock),
-          '--python', str(python)],
-         'installing %s into %s with uv' % (base.lock.name, path), env=env)
+    cmd = [exe, 'pip', 'install', '-q', '--no-deps', '-r', str(base.lock),
+           '--python', str(python)]
+    with tempfile.TemporaryDirectory() as tmp:
+        _, constraints = _build_env(base, tmp)
+        if constraints:
+            cmd += ['--build-constraint', str(constraints)]
+        _run(cmd, 'installing %s into %s with uv' % (base.lock.name, path),
+             env=env)
     return python
 
 
@@ -148,10 +176,23 @@ def _fill_with_pip(base, rt, path):
         python = _create_in_root(rt, path)
     else:
         python = _create(rt.python, path, base.root, rt.version)
+    # beside the venv, where a Debian root sees it too
+    env, _ = _build_env(base, path)
+    if base.build_constraints:
+        # an old pip builds an sdist without pyproject.toml with the venv's
+        # own setuptools
+        proc = rt.run([str(python), '-m', 'pip', 'install', '-q',
+                       '--disable-pip-version-check'] +
+                      list(base.build_constraints),
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                      text=True)
+        if proc.returncode:
+            raise errors.ForkError('installing %s into %s failed: %s' % (
+                ' '.join(base.build_constraints), path, _tail(proc)))
     proc = rt.run([str(python), '-m', 'pip', 'install', '-q',
                    '--disable-pip-version-check', '--no-deps',
                    '-r', str(base.lock)],
-                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                  env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                   text=True)
     if proc.returncode:
         raise errors.ForkError('installing %s into %s failed: %s' % (
@@ -223,9 +264,18 @@ def lock(base, constraints):
             wanted.append('openstack-placement==%s' % base.placement)
         pins = ['-c', str(constraints)] if constraints else []
         pins += ['-c', str(extra)]
+        env, _ = _build_env(base, tmp)
+        if base.build_constraints:
+            # an old pip builds an sdist without pyproject.toml with the
+            # venv's own setuptools
+            _run([str(python), '-m', 'pip', 'install', '-q',
+                  '--disable-pip-version-check'] +
+                 list(base.build_constraints),
+                 'installing %s' % ' '.join(base.build_constraints))
         _run([str(python), '-m', 'pip', 'install', '-q',
               '--disable-pip-version-check'] + pins + wanted,
-             'resolving the test requirements of nova %s' % base.nova)
+             'resolving the test requirements of nova %s' % base.nova,
+             env=env)
         _run([str(python), '-m', 'pip', 'check'],
              'checking the resolved venv')
         frozen = subprocess.run(
