@@ -135,6 +135,8 @@ def lines_cmd(args, root):
         if args.with_root and not any(
                 word.startswith(runtime.DEBIAN) for word in base.runtime):
             continue
+        if args.ci and args.ci not in base.ci:
+            continue
         print(base.series)
     return 0
 
@@ -355,6 +357,9 @@ def make_parser():
                        'line')
     p.add_argument('--with-root', action='store_true',
                    help='only the lines whose runtime names a Debian root')
+    p.add_argument('--ci', choices=config.CI_STEPS,
+                   help='only the lines whose ci option in bases.ini has '
+                        'this step of .ci/run')
     p.set_defaults(func=lines_cmd)
 
     p = sub.add_parser('refresh', help='write the commits of an edited tree '

@@ -120,6 +120,8 @@ class Base:
     # where the line's variants of the project's new files are (None: the
     # files/ folder of its patches)
     variants: pathlib.Path = None
+    # what .ci/run does with the line (CI_STEPS)
+    ci: tuple = ('reproduce', 'export')
 
     @property
     def variants_dir(self):
@@ -279,12 +281,26 @@ def load_bases(root):
                 runtime=_runtime(series, sec.get('runtime', '')),
                 variants=(root / sec['variants'] if sec.get('variants')
                           else None),
+                ci=_ci(series, sec.get('ci', 'reproduce export')),
             )
         except KeyError as exc:
             raise errors.UsageError(
                 '%s: series %s has no %s option' % (
                     root / BASES_FILE, series, exc.args[0]))
     return bases
+
+
+CI_STEPS = ('reproduce', 'export', 'root')
+
+
+def _ci(series, text):
+    steps = tuple(text.split())
+    unknown = [s for s in steps if s not in CI_STEPS]
+    if unknown:
+        raise errors.UsageError(
+            '%s: series %s has ci = %s; the steps are %s' % (
+                BASES_FILE, series, text, ', '.join(CI_STEPS)))
+    return steps
 
 
 def _boolean(series, option, text):
