@@ -35,8 +35,8 @@ from nova.compute import vm_states
 from nova import context as nova_context
 from nova import objects
 from nova.objects import fields
-from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional.libvirt import pci_reschedule
+from nova.tests.unit.virt.libvirt import fakelibvirt
 
 # The instance action events of the destination compute of each move.
 MOVE_EVENTS = (
@@ -61,10 +61,11 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
     GROUP_NAME = 'pci-move'
 
     def setUp(self):
-        # nova 27's _IntegratedTestBase has no CAST_AS_CALL switch (2023.2
-        # added it) and always makes casts calls: do what the switch does.
+        # nova 21 to 23's _IntegratedTestBase has no CAST_AS_CALL switch
+        # (2023.2 added it) and always makes casts calls: do what the
+        # switch does.
         self.useFixture(fixtures.MonkeyPatch(
-            'nova.tests.fixtures.CastAsCallFixture',
+            'nova.tests.unit.cast_as_call.CastAsCall',
             lambda testcase: fixtures.Fixture()))
         super().setUp()
         self.flags(allow_resize_to_same_host=False)
