@@ -26,10 +26,13 @@ free RAM orders the hosts for the scheduler, and the scheduler does not
 enforce the anti-affinity policy, so that nova-compute's late check has to.
 """
 
+import copy
+
 import fixtures
 import oslo_messaging as messaging
 from oslo_utils import units
 
+from nova.compute import resource_tracker
 from nova.compute import rpcapi as compute_rpcapi
 from nova.compute import vm_states
 from nova import context as nova_context
@@ -44,6 +47,30 @@ MOVE_EVENTS = (
     'compute_rebuild_instance',
     'compute_unshelve_instance',
 )
+
+
+def _independent_old_pci_devices(real):
+    """ResourceTracker._update_usage_from_migration, on a copy of the list.
+
+    nova 21 to 23 make the old PCI devices of a move's migration context
+    the instance's own pci_devices list, to which the tracker then appends
+    the devices it claims on the destination: every move, failed or not,
+    then keeps the destination's devices among the old ones, and a revert
+    gives them to the source guest. Later nova (24 on) copies the list; so
+    does this, before the tracker appends, so that the tests see the
+    devices of bug 1860555 only.
+    """
+    def _update_usage_from_migration(rt, context, instance, *args, **kw):
+        mig_ctxt = (instance.migration_context
+                    if instance.obj_attr_is_set('migration_context')
+                    else None)
+        if (mig_ctxt is not None and
+                instance.obj_attr_is_set('pci_devices') and
+                mig_ctxt.obj_attr_is_set('old_pci_devices') and
+                mig_ctxt.old_pci_devices is instance.pci_devices):
+            mig_ctxt.old_pci_devices = copy.deepcopy(instance.pci_devices)
+        return real(rt, context, instance, *args, **kw)
+    return _update_usage_from_migration
 
 
 def _migrate_disk_and_power_off(driver, context, instance, *args, **kwargs):
@@ -82,6 +109,12 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.useFixture(fixtures.MonkeyPatch(
             'nova.compute.rpcapi.ComputeAPI.resize_instance',
             self._fail_cast_from(compute_rpcapi.ComputeAPI.resize_instance)))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.resource_tracker.ResourceTracker.'
+            '_update_usage_from_migration',
+            _independent_old_pci_devices(
+                resource_tracker.ResourceTracker.
+                _update_usage_from_migration)))
 
     def _fail_cast_from(self, real):
         def resize_instance(rpcapi, ctxt, instance, migration, *args, **kw):
@@ -467,8 +500,13 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.assert_pci_devices_of(
             server, {}, guests={}, failed=['compute2'])
 
-        self.api.post_server_action(
-            server['id'], {'unshelve': {'host': 'compute3'}})
+        # nova 21 to 23 cannot unshelve to a given host (API 2.91): with
+        # compute2 disabled the scheduler picks compute3, which has more
+        # RAM than compute1.
+        self.api.put_service(
+            self.computes['compute2'].service_ref.uuid,
+            {'status': 'disabled'})
+        self.api.post_server_action(server['id'], {'unshelve': None})
         server = self._wait_for_state_change(server, 'ACTIVE')
         self.assertEqual(
             ['compute2', 'compute3'], self._destinations(server['id']))
