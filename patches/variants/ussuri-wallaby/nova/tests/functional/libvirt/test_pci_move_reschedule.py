@@ -39,6 +39,7 @@ from nova import context as nova_context
 from nova import objects
 from nova.objects import fields
 from nova.tests.functional.libvirt import pci_reschedule
+from nova.tests.unit.virt.libvirt import fake_imagebackend
 from nova.tests.unit.virt.libvirt import fakelibvirt
 
 # The instance action events of the destination compute of each move.
@@ -73,6 +74,21 @@ def _independent_old_pci_devices(real):
     return _update_usage_from_migration
 
 
+def _disk_without_direct_snapshot(real):
+    """ImageBackendFixture._mock_disk, whose disks cannot direct_snapshot.
+
+    As nova 23's fake image backend has it: the snapshot of a shelve then
+    falls back to extracting the disk. nova 21 and 22's fake returns a mock
+    as the image location, which the fake glance cannot copy on unshelve.
+    """
+    def _mock_disk(fixture):
+        disk = real(fixture)
+        disk.direct_snapshot.side_effect = NotImplementedError(
+            'direct_snapshot() is not implemented')
+        return disk
+    return _mock_disk
+
+
 def _migrate_disk_and_power_off(driver, context, instance, *args, **kwargs):
     driver.power_off(instance)
     driver._undefine_domain(instance)
@@ -94,6 +110,11 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.unit.cast_as_call.CastAsCall',
             lambda testcase: fixtures.Fixture()))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.unit.virt.libvirt.fake_imagebackend.'
+            'ImageBackendFixture._mock_disk',
+            _disk_without_direct_snapshot(
+                fake_imagebackend.ImageBackendFixture._mock_disk)))
         super().setUp()
         self.flags(allow_resize_to_same_host=False)
         self.ctxt = nova_context.get_admin_context()
