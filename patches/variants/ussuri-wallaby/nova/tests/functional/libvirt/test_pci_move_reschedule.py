@@ -26,17 +26,21 @@ free RAM orders the hosts for the scheduler, and the scheduler does not
 enforce the anti-affinity policy, so that nova-compute's late check has to.
 """
 
+import copy
+
 import fixtures
 import oslo_messaging as messaging
 from oslo_utils import units
 
+from nova.compute import resource_tracker
 from nova.compute import rpcapi as compute_rpcapi
 from nova.compute import vm_states
 from nova import context as nova_context
 from nova import objects
 from nova.objects import fields
-from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional.libvirt import pci_reschedule
+from nova.tests.unit.virt.libvirt import fake_imagebackend
+from nova.tests.unit.virt.libvirt import fakelibvirt
 
 # The instance action events of the destination compute of each move.
 MOVE_EVENTS = (
@@ -44,6 +48,45 @@ MOVE_EVENTS = (
     'compute_rebuild_instance',
     'compute_unshelve_instance',
 )
+
+
+def _independent_old_pci_devices(real):
+    """ResourceTracker._update_usage_from_migration, on a copy of the list.
+
+    nova 21 to 23 make the old PCI devices of a move's migration context
+    the instance's own pci_devices list, to which the tracker then appends
+    the devices it claims on the destination: every move, failed or not,
+    then keeps the destination's devices among the old ones, and a revert
+    gives them to the source guest. Later nova (24 on) copies the list; so
+    does this, before the tracker appends, so that the tests see the
+    devices of bug 1860555 only.
+    """
+    def _update_usage_from_migration(rt, context, instance, *args, **kw):
+        mig_ctxt = (instance.migration_context
+                    if instance.obj_attr_is_set('migration_context')
+                    else None)
+        if (mig_ctxt is not None and
+                instance.obj_attr_is_set('pci_devices') and
+                mig_ctxt.obj_attr_is_set('old_pci_devices') and
+                mig_ctxt.old_pci_devices is instance.pci_devices):
+            mig_ctxt.old_pci_devices = copy.deepcopy(instance.pci_devices)
+        return real(rt, context, instance, *args, **kw)
+    return _update_usage_from_migration
+
+
+def _disk_without_direct_snapshot(real):
+    """ImageBackendFixture._mock_disk, whose disks cannot direct_snapshot.
+
+    As nova 23's fake image backend has it: the snapshot of a shelve then
+    falls back to extracting the disk. nova 21 and 22's fake returns a mock
+    as the image location, which the fake glance cannot copy on unshelve.
+    """
+    def _mock_disk(fixture):
+        disk = real(fixture)
+        disk.direct_snapshot.side_effect = NotImplementedError(
+            'direct_snapshot() is not implemented')
+        return disk
+    return _mock_disk
 
 
 def _migrate_disk_and_power_off(driver, context, instance, *args, **kwargs):
@@ -61,11 +104,17 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
     GROUP_NAME = 'pci-move'
 
     def setUp(self):
-        # nova 27's _IntegratedTestBase has no CAST_AS_CALL switch (2023.2
-        # added it) and always makes casts calls: do what the switch does.
+        # nova 21 to 23's _IntegratedTestBase has no CAST_AS_CALL switch
+        # (2023.2 added it) and always makes casts calls: do what the
+        # switch does.
         self.useFixture(fixtures.MonkeyPatch(
-            'nova.tests.fixtures.CastAsCallFixture',
+            'nova.tests.unit.cast_as_call.CastAsCall',
             lambda testcase: fixtures.Fixture()))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.unit.virt.libvirt.fake_imagebackend.'
+            'ImageBackendFixture._mock_disk',
+            _disk_without_direct_snapshot(
+                fake_imagebackend.ImageBackendFixture._mock_disk)))
         super().setUp()
         self.flags(allow_resize_to_same_host=False)
         self.ctxt = nova_context.get_admin_context()
@@ -81,6 +130,12 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.useFixture(fixtures.MonkeyPatch(
             'nova.compute.rpcapi.ComputeAPI.resize_instance',
             self._fail_cast_from(compute_rpcapi.ComputeAPI.resize_instance)))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.resource_tracker.ResourceTracker.'
+            '_update_usage_from_migration',
+            _independent_old_pci_devices(
+                resource_tracker.ResourceTracker.
+                _update_usage_from_migration)))
 
     def _fail_cast_from(self, real):
         def resize_instance(rpcapi, ctxt, instance, migration, *args, **kw):
@@ -466,8 +521,13 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.assert_pci_devices_of(
             server, {}, guests={}, failed=['compute2'])
 
-        self.api.post_server_action(
-            server['id'], {'unshelve': {'host': 'compute3'}})
+        # nova 21 to 23 cannot unshelve to a given host (API 2.91): with
+        # compute2 disabled the scheduler picks compute3, which has more
+        # RAM than compute1.
+        self.api.put_service(
+            self.computes['compute2'].service_ref.uuid,
+            {'status': 'disabled'})
+        self.api.post_server_action(server['id'], {'unshelve': None})
         server = self._wait_for_state_change(server, 'ACTIVE')
         self.assertEqual(
             ['compute2', 'compute3'], self._destinations(server['id']))
