@@ -478,7 +478,10 @@ class PCIInvariantsMixin(object):
             db_free = sorted(
                 dev.address for dev in devs
                 if dev.status == fields.PciDeviceStatus.AVAILABLE)
-            rt = self.computes[hostname].manager._get_resource_tracker()
+            manager = self.computes[hostname].manager
+            # train keeps the resource tracker in ComputeManager.rt
+            rt = getattr(manager, 'rt', None) or (
+                manager._get_resource_tracker())
             tracker = rt.pci_tracker
             if tracker is None:
                 if db_free:
