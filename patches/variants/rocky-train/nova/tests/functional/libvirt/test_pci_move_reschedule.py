@@ -24,7 +24,17 @@ The hosts' devices have distinct addresses (compute1 has 0000:81:00.0,
 compute2 0000:82:00.0, and so on) so a device is named by its host. Only the
 free RAM orders the hosts for the scheduler, and the scheduler does not
 enforce the anti-affinity policy, so that nova-compute's late check has to.
+
+This is the variant of nova 18 to 20 (rocky, stein, train), on their
+``pci_reschedule`` base: their API (2.65 to 2.79) cannot pick the host of an
+unshelved server, and a server forced to its host is never rescheduled, not
+even when it is moved later, so a server is created while its host is the
+only one and the unshelve's first destination is disabled before the second
+unshelve; they have no late group policy check in ``prep_resize``, so the
+cold migration guard of the later releases has no counterpart here.
 """
+
+import time
 
 import fixtures
 import oslo_messaging as messaging
@@ -35,8 +45,9 @@ from nova.compute import vm_states
 from nova import context as nova_context
 from nova import objects
 from nova.objects import fields
-from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional.libvirt import pci_reschedule
+from nova.tests.unit.image import fake as fake_image
+from nova.tests.unit.virt.libvirt import fakelibvirt
 
 # The instance action events of the destination compute of each move.
 MOVE_EVENTS = (
@@ -61,12 +72,7 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
     GROUP_NAME = 'pci-move'
 
     def setUp(self):
-        # nova 27's _IntegratedTestBase has no CAST_AS_CALL switch (2023.2
-        # added it) and always makes casts calls: do what the switch does.
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.tests.fixtures.CastAsCallFixture',
-            lambda testcase: fixtures.Fixture()))
-        super().setUp()
+        super(PCIMoveRescheduleTest, self).setUp()
         self.flags(allow_resize_to_same_host=False)
         self.ctxt = nova_context.get_admin_context()
         # The fake libvirt has no disks to move: power the source guest off
@@ -75,6 +81,9 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.useFixture(fixtures.MonkeyPatch(
             'nova.virt.libvirt.driver.LibvirtDriver.'
             'migrate_disk_and_power_off', _migrate_disk_and_power_off))
+        # Nor any disk to snapshot when a server is shelved.
+        self.useFixture(fixtures.MockPatch(
+            'nova.virt.libvirt.driver.LibvirtDriver.snapshot'))
         # Destinations whose cast to the source compute fails: the last
         # step of prep_resize, after the claim.
         self.failing_destinations = set()
@@ -94,38 +103,73 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
 
     # helpers
 
-    def _start_pci_hosts(self, count):
+    def _start_pci_hosts(self, count, group=None):
         """Start compute1..count, one PCI device each, at 0000:8N:00.0.
 
         compute1 has the least RAM and compute2 the most, then compute3 and
         so on, 6 GiB apart, so the scheduler tries the destinations in name
-        order.
+        order. The server with a PCI device, a member of group if given, is
+        created on compute1 before the other hosts start: a server forced
+        to its host (through its availability zone) is never rescheduled
+        in these releases, not even when it is moved later.
+
+        :returns: the server
         """
-        hosts = range(1, count + 1)
+        self._start_hosts(self._devices(1, bus=0x81), ram_mb=[6 * units.Ki])
+        server = self._create_server(
+            self._create_pci_flavor(), group=group)
+        self.assertEqual('compute1', server['OS-EXT-SRV-ATTR:host'])
+        self.assert_pci_devices_of(
+            server, {'compute1': [self._address('compute1')]})
+        hosts = range(2, count + 1)
         self._start_hosts(
             *[self._devices(1, bus=0x80 + i) for i in hosts],
-            ram_mb=[(6 if i == 1 else 32 - 6 * i) * units.Ki for i in hosts])
+            ram_mb=[(32 - 6 * i) * units.Ki for i in hosts], first=2)
+        return server
 
     @staticmethod
     def _address(host):
         return '0000:%02x:00.0' % (0x80 + int(host[len('compute'):]))
 
-    def _create_pci_server(self, host='compute1', group=None):
-        server = self._build_server(
-            flavor_id=self._create_pci_flavor(), networks='none')
-        server['host'] = host
+    def _wait_for(self, server, params, timeout=30):
+        """Wait for the server's API view to show params."""
+        deadline = time.time() + timeout
+        while True:
+            server = self.api.get_server(server['id'])
+            if all(server.get(key) == value for key, value in params.items()):
+                return server
+            if time.time() > deadline:
+                self.fail('Server %s did not get to %s: %s' % (
+                    server['id'], params,
+                    {key: server.get(key) for key in
+                     list(params) + ['status', 'fault']}))
+            time.sleep(0.1)
+
+    def _create_server(self, flavor_id, host=None, group=None):
+        """A server, forced to host if given."""
+        server = {
+            'name': 'pci-move',
+            'imageRef': fake_image.get_valid_image_id(),
+            'flavorRef': flavor_id,
+            'networks': 'none',
+        }
+        if host:
+            server['availability_zone'] = 'nova:%s' % host
         body = {'server': server}
         if group:
             body['os:scheduler_hints'] = {'group': group['id']}
         server = self.api.post_server(body)
-        server = self._wait_for_state_change(server, 'ACTIVE')
-        self.assertEqual(host, server['OS-EXT-SRV-ATTR:host'])
-        self.assert_pci_devices_of(server, {host: [self._address(host)]})
-        return server
+        return self._wait_for(
+            server, {'status': 'ACTIVE', 'OS-EXT-STS:task_state': None})
+
+    def _service_id(self, host):
+        return self.api.get_services(
+            host=host, binary='nova-compute')[0]['id']
 
     def _host_of_node(self):
         return {
-            objects.ComputeNode.get_by_nodename(self.ctxt, host).id: host
+            objects.ComputeNode.get_by_host_and_nodename(
+                self.ctxt, host, host).id: host
             for host in self.computes}
 
     def _pci_devices_by_host(self, devices, hosts):
@@ -139,7 +183,8 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         """{host: [addresses]} of the devices claimed or allocated to uuid."""
         claimed = {}
         for host in sorted(self.computes):
-            cn = objects.ComputeNode.get_by_nodename(self.ctxt, host)
+            cn = objects.ComputeNode.get_by_host_and_nodename(
+                self.ctxt, host, host)
             addrs = sorted(
                 dev.address for dev in
                 objects.PciDeviceList.get_by_compute_node(self.ctxt, cn.id)
@@ -150,9 +195,8 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
                 claimed[host] = addrs
         return claimed
 
-    def assert_pci_devices_of(
-        self, server, want, guests=None, new=None, failed=(),
-    ):
+    def assert_pci_devices_of(self, server, want, guests=None, new=None,
+                              failed=()):
         """Check the PCI devices of a server, on every host.
 
         :param want: {host: [addresses]}, the devices the instance must hold
@@ -160,7 +204,8 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         :param guests: {host: [addresses]}, the hostdevs of its guests;
             by default the devices of the host the server runs on.
         :param new: {host: [addresses]}: the new devices of its migration
-            context, if it must have one (the old ones are then ``want``).
+            context, if it must have one (the old ones are then ``want``
+            and, in these releases, ``new``).
         :param failed: the failed destinations, named in the messages.
         """
         uuid = server['id']
@@ -202,11 +247,16 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
                 mig_ctxt and mig_ctxt.old_pci_devices, hosts)
             new_got = self._pci_devices_by_host(
                 mig_ctxt and mig_ctxt.new_pci_devices, hosts)
-            if (old_got, new_got) != (want, new):
+            # NOTE: the resource tracker of these releases makes the old PCI
+            # devices of the migration context the very list of
+            # instance.pci_devices, and
+            # then appends the devices it allocates on the destination to
+            # it: the old devices are the source's and the new ones.
+            if (old_got, new_got) != (held, new):
                 problems.append(
                     'PCI devices of the migration context are old %s and '
                     'new %s, expected old %s and new %s' % (
-                        old_got, new_got, want, new))
+                        old_got, new_got, held, new))
         got_guests = self._guest_hostdevs(uuid)
         if got_guests != guests:
             problems.append(
@@ -240,9 +290,12 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.failing_destinations.update(failing)
         if resize:
             flavor_id = self._create_pci_flavor(memory_mb=1024)
-            server = self._resize_server(server, flavor_id)
+            self.api.post_server_action(
+                server['id'], {'resize': {'flavorRef': flavor_id}})
         else:
-            server = self._migrate_server(server)
+            self.api.post_server_action(server['id'], {'migrate': None})
+        server = self._wait_for(
+            server, {'status': 'VERIFY_RESIZE', 'OS-EXT-STS:task_state': None})
         self.assertEqual(set(), self.failing_destinations,
                          'a destination expected to fail was not tried')
         self.assertEqual(
@@ -251,6 +304,12 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
             'the destinations tried are not the expected ones')
         return server
 
+    def _confirm(self, server):
+        self.api.post_server_action(server['id'], {'confirmResize': None})
+        self._wait_for_migration_status(server, ['confirmed'])
+        return self._wait_for(
+            server, {'status': 'ACTIVE', 'OS-EXT-STS:task_state': None})
+
     def _revert(self, server):
         """Revert the resize; fail with its fault if the server errors out.
 
@@ -258,24 +317,29 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         devices, the old ones of the migration context.
         """
         self.api.post_server_action(server['id'], {'revertResize': None})
-        server = self._wait_for_server_parameter(
-            server, {'OS-EXT-STS:task_state': None})
-        if server['status'] == 'ERROR':
-            fault = server.get('fault', {})
-            self.fail(
-                'Reverting the resize failed on the source, which defines the '
-                'guest with the old PCI devices of the migration context: '
-                '%s %s' % (fault.get('message'), fault.get('details', '')
-                           .strip().splitlines()[-1:]))
+        deadline = time.time() + 30
+        while True:
+            server = self.api.get_server(server['id'])
+            if server['status'] == 'ERROR':
+                fault = server.get('fault', {})
+                self.fail(
+                    'Reverting the resize failed on the source, which '
+                    'defines the guest with the old PCI devices of the '
+                    'migration context: %s %s' % (
+                        fault.get('message'),
+                        fault.get('details', '').strip().splitlines()[-1:]))
+            if (server['status'] == 'ACTIVE' and
+                    server['OS-EXT-STS:task_state'] is None):
+                break
+            if time.time() > deadline:
+                self.fail('The revert did not end: %s' % server['status'])
+            time.sleep(0.1)
         self._wait_for_migration_status(server, ['reverted'])
-        self.notifier.wait_for_versioned_notifications(
-            'instance.resize_revert.end')
-        return self._wait_for_state_change(server, 'ACTIVE')
+        return server
 
     def _test_move_then_confirm(self, resize, failing):
         self.flags(max_attempts=len(failing) + 1, group='scheduler')
-        self._start_pci_hosts(len(failing) + 2)
-        server = self._create_pci_server()
+        server = self._start_pci_hosts(len(failing) + 2)
         dest = 'compute%d' % (len(failing) + 2)
 
         server = self._resize_or_migrate(server, resize, failing)
@@ -287,15 +351,14 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
             guests={dest: [self._address(dest)]},
             new={dest: [self._address(dest)]}, failed=failing)
 
-        server = self._confirm_resize(server)
+        server = self._confirm(server)
         self.assert_pci_devices_of(
             server, {dest: [self._address(dest)]}, failed=failing)
         self.assert_pci_invariants()
 
     def _test_move_then_revert(self, resize, failing):
         self.flags(max_attempts=len(failing) + 1, group='scheduler')
-        self._start_pci_hosts(len(failing) + 2)
-        server = self._create_pci_server()
+        server = self._start_pci_hosts(len(failing) + 2)
         dest = 'compute%d' % (len(failing) + 2)
 
         server = self._resize_or_migrate(server, resize, failing)
@@ -344,36 +407,6 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self._test_move_then_revert(
             resize=False, failing=['compute2', 'compute3'])
 
-    def test_cold_migrate_late_anti_affinity(self):
-        """compute2 refuses the migration in its late group policy check.
-
-        prep_resize checks the policy before it claims anything, so there
-        is nothing to abort on compute2.
-        """
-        self.flags(max_attempts=2, group='scheduler')
-        self._start_pci_hosts(3)
-        group = self._create_group()
-        server = self._create_pci_server(group=group)
-        # Another member on compute2: the scheduler, not enforcing the
-        # policy, picks compute2 first all the same.
-        other = self._build_server(
-            flavor_id=self._create_plain_flavor(), networks='none')
-        other['host'] = 'compute2'
-        other = self.api.post_server(
-            {'server': other, 'os:scheduler_hints': {'group': group['id']}})
-        self._wait_for_state_change(other, 'ACTIVE')
-
-        server = self._migrate_server(server)
-
-        self.assertEqual('compute3', server['OS-EXT-SRV-ATTR:host'])
-        self.assertEqual(
-            ['compute2', 'compute3'], self._destinations(server['id']))
-        server = self._confirm_resize(server)
-        self.assert_pci_devices_of(
-            server, {'compute3': [self._address('compute3')]},
-            failed=['compute2'])
-        self.assert_pci_invariants()
-
     # evacuation
 
     def test_evacuate_late_anti_affinity_then_retry(self):
@@ -383,26 +416,22 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         claim, the claim is aborted and the evacuation fails. The operator
         evacuates the server again, to compute3.
         """
-        self._start_pci_hosts(3)
         group = self._create_group()
-        server = self._create_pci_server(group=group)
-        other = self._build_server(
-            flavor_id=self._create_plain_flavor(), networks='none')
-        other['host'] = 'compute2'
-        other = self.api.post_server(
-            {'server': other, 'os:scheduler_hints': {'group': group['id']}})
-        self._wait_for_state_change(other, 'ACTIVE')
+        server = self._start_pci_hosts(3, group=group)
+        # Another member on compute2: the scheduler, not enforcing the
+        # policy, picks compute2 first all the same.
+        self._create_server(
+            self._create_plain_flavor(), host='compute2', group=group)
         self.computes['compute1'].stop()
         self.api.put_service(
-            self.computes['compute1'].service_ref.uuid,
-            {'forced_down': True})
+            self._service_id('compute1'), {'forced_down': True})
 
         self.api.post_server_action(server['id'], {'evacuate': {}})
         self._wait_for_migration_status(server, ['failed'])
-        self.assertEqual(['compute2'], self._destinations(server['id']))
-        server = self._wait_for_server_parameter(
+        server = self._wait_for(
             server, {'OS-EXT-SRV-ATTR:host': 'compute1',
                      'OS-EXT-STS:task_state': None})
+        self.assertEqual(['compute2'], self._destinations(server['id']))
         # The source is down: its device stays with the instance.
         self.assert_pci_devices_of(
             server, {'compute1': [self._address('compute1')]},
@@ -412,7 +441,7 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.api.post_server_action(
             server['id'], {'evacuate': {'host': 'compute3'}})
         self._wait_for_migration_status(server, ['done'])
-        server = self._wait_for_server_parameter(
+        server = self._wait_for(
             server, {'OS-EXT-SRV-ATTR:host': 'compute3',
                      'OS-EXT-STS:task_state': None})
         self.assertEqual(
@@ -427,7 +456,7 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
 
         # The source comes back, deletes its evacuated guest and frees its
         # device.
-        self.restart_compute_service('compute1')
+        self.restart_compute('compute1')
         self.assert_pci_devices_of(
             server, {'compute3': [self._address('compute3')]},
             failed=['compute2'])
@@ -439,13 +468,18 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         """The guest of the unshelved server fails to spawn on compute2.
 
         Unshelve has no reschedule: the instance claim is aborted and the
-        server is shelved offloaded again. The operator unshelves it to
-        compute3.
+        server is shelved offloaded again. The operator unshelves it again;
+        compute2 is disabled first, so it goes to compute3.
         """
         self.flags(shelved_offload_time=0)
-        self._start_pci_hosts(3)
-        server = self._create_pci_server()
-        server = self._shelve_server(server)
+        server = self._start_pci_hosts(3)
+        self.api.post_server_action(server['id'], {'shelve': None})
+        # The offload frees the devices after it saved the vm_state and
+        # before it unsets the host.
+        server = self._wait_for(
+            server, {'status': 'SHELVED_OFFLOADED',
+                     'OS-EXT-STS:task_state': None,
+                     'OS-EXT-SRV-ATTR:host': None})
         self.assert_pci_devices_of(server, {}, guests={})
 
         error = fakelibvirt.make_libvirtError(
@@ -455,7 +489,9 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
             self.computes['compute2'].driver, 'spawn',
             side_effect=error)).mock
         self.api.post_server_action(server['id'], {'unshelve': None})
-        server = self._wait_for_server_parameter(
+        self._wait_for_action_fail_completion(
+            server, 'unshelve', 'compute_unshelve_instance')
+        server = self._wait_for(
             server, {'status': 'SHELVED_OFFLOADED',
                      'OS-EXT-STS:task_state': None})
         self.assertEqual(
@@ -466,9 +502,11 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.assert_pci_devices_of(
             server, {}, guests={}, failed=['compute2'])
 
-        self.api.post_server_action(
-            server['id'], {'unshelve': {'host': 'compute3'}})
-        server = self._wait_for_state_change(server, 'ACTIVE')
+        self.api.put_service(
+            self._service_id('compute2'), {'status': 'disabled'})
+        self.api.post_server_action(server['id'], {'unshelve': None})
+        server = self._wait_for(
+            server, {'status': 'ACTIVE', 'OS-EXT-STS:task_state': None})
         self.assertEqual(
             ['compute2', 'compute3'], self._destinations(server['id']))
         self.assert_pci_devices_of(

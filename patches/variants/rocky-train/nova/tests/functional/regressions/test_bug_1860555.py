@@ -13,27 +13,17 @@
 import collections
 import time
 
-import fixtures
-from oslo_serialization import jsonutils
-
 from nova.compute import vm_states
 from nova import context as nova_context
 from nova import objects
-from nova.objects import fields
-from nova.tests.functional import integrated_helpers
-from nova.tests.functional.libvirt import pci_invariants
-from nova.tests.functional import test_servers
+from nova.tests.functional.libvirt import pci_reschedule
 from nova.tests.unit import fake_notifier
 from nova.tests.unit.image import fake as fake_image
-from nova.tests.unit.virt.libvirt import fakelibvirt
 
 _POLICY_VIOLATED = 'Anti-affinity instance group policy was violated'
 
 
-class Bug1860555RegressionTest(
-        pci_invariants.PCIInvariantsMixin,
-        test_servers.ServersTestBase,
-        integrated_helpers.InstanceHelperMixin):
+class Bug1860555RegressionTest(pci_reschedule.PCIRescheduleTestBase):
     """Regression test for bug 1860555: PCI devices survive a reschedule.
 
     Several servers of an anti-affinity server group that request PCI devices
@@ -62,110 +52,14 @@ class Bug1860555RegressionTest(
     one, and every test ends by checking the PCI invariants on every host.
     """
 
-    api_major_version = 'v2.1'
-    ADMIN_API = True
-    # 2.37 for networks 'none', 2.64 for the server group policy and rules
-    microversion = 'latest'
-
-    ALIAS_NAME = 'a1'
-    PCI_PASSTHROUGH_WHITELIST = [jsonutils.dumps(
-        {
-            'vendor_id': pci_invariants.PCI_VEND_ID,
-            'product_id': pci_invariants.PCI_PROD_ID,
-        }
-    )]
-    PCI_ALIAS = [jsonutils.dumps(
-        {
-            'vendor_id': pci_invariants.PCI_VEND_ID,
-            'product_id': pci_invariants.PCI_PROD_ID,
-            'name': ALIAS_NAME,
-            'device_type': fields.PciDeviceType.STANDARD,
-        }
-    )]
-    # The scheduler service does not enforce the group policy, like two
-    # schedulers racing each other would not; nova-compute's late check has
-    # to.
-    ENABLED_FILTERS = [
-        'ComputeFilter',
-        'ComputeCapabilitiesFilter',
-        'ImagePropertiesFilter',
-        'PciPassthroughFilter',
-    ]
-    # Only the free RAM orders the hosts: compute1 has the most, and so on.
-    WEIGHT_CLASSES = ['nova.scheduler.weights.ram.RAMWeigher']
+    GROUP_NAME = 'bug-1860555'
 
     def setUp(self):
         super(Bug1860555RegressionTest, self).setUp()
-        self.flags(
-            passthrough_whitelist=self.PCI_PASSTHROUGH_WHITELIST,
-            alias=self.PCI_ALIAS,
-            group='pci')
-        # The scheduler service was started above with its own view of
-        # enabled_filters (see _setup_scheduler_service). The conductor, a
-        # separate service in a real deployment, accepts anti-affinity groups
-        # only when ServerGroupAntiAffinityFilter is configured, and caches
-        # that answer per process: configure it for the conductor and drop
-        # the answer a previous test of this process may have cached.
-        self.flags(
-            enabled_filters=self.ENABLED_FILTERS + [
-                'ServerGroupAntiAffinityFilter'],
-            group='filter_scheduler')
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.scheduler.utils._SUPPORTS_ANTI_AFFINITY', None))
         fake_notifier.stub_notifier(self)
         self.addCleanup(fake_notifier.reset)
 
-    def _setup_scheduler_service(self):
-        self.flags(
-            enabled_filters=self.ENABLED_FILTERS,
-            weight_classes=self.WEIGHT_CLASSES,
-            group='filter_scheduler')
-        return self.start_service('scheduler')
-
     # helpers
-
-    def _start_hosts(self, layout, ram_mb=None):
-        """Start one compute per item of layout, named compute1, compute2...
-
-        Each item lists the (bus, slot) of the type-PCI devices of the host,
-        which are at 0000:bus:slot.0. Unless ram_mb lists the RAM of each
-        host, compute1 has the most RAM, compute2 the second most, and so on,
-        so the RAM weigher puts every member on compute1 (as long as it has
-        free devices) and orders the alternate hosts by name.
-        """
-        ram_mb = ram_mb or [
-            (16 + 4 * (len(layout) - i)) * 1024
-            for i in range(1, len(layout) + 1)]
-        hostnames = []
-        for i, devices in enumerate(layout, start=1):
-            pci_info = pci_invariants.HostPCIDevicesInfo()
-            for bus, slot in devices:
-                pci_info.add_device(bus=bus, slot=slot, numa_node=0)
-            # NOTE: the fake libvirt of rocky reports kB_mem as the MiB of
-            # memory of the host (like virNodeGetInfo does).
-            host_info = fakelibvirt.HostInfo(
-                cpus=4, cpu_nodes=1, cpu_sockets=1, cpu_cores=4,
-                cpu_threads=1, kB_mem=ram_mb[i - 1])
-            hostnames.append(self.start_compute(
-                'compute%d' % i, host_info=host_info, pci_info=pci_info))
-        return hostnames
-
-    @staticmethod
-    def _devices(count, bus=0x81, first_slot=0):
-        return [(bus, slot) for slot in range(first_slot, first_slot + count)]
-
-    def _create_pci_flavor(self, num_devices=1):
-        return self._create_flavor(
-            memory_mb=512, vcpu=1, disk=1, ephemeral=0,
-            extra_spec={
-                'pci_passthrough:alias': '%s:%d' % (
-                    self.ALIAS_NAME, num_devices)})
-
-    def _create_group(self, max_server_per_host=None):
-        body = {'name': 'bug-1860555', 'policy': 'anti-affinity'}
-        if max_server_per_host:
-            body['rules'] = {'max_server_per_host': max_server_per_host}
-        return self.api.post_server_groups(body)
 
     def _create_members(self, group, flavor_id, count, host=None):
         """Create count members of the group with one request.
@@ -222,7 +116,7 @@ class Bug1860555RegressionTest(
 
     @staticmethod
     def _is_policy_rejection(failure):
-        # In rocky the late check raises RescheduledException.
+        # In rocky to train the late check raises RescheduledException.
         return (failure[2] == 'RescheduledException' and
                 _POLICY_VIOLATED in failure[3])
 
@@ -296,7 +190,7 @@ class Bug1860555RegressionTest(
 
         compute1 and compute2 both have 0000:81:00.0 and 0000:81:01.0. Both
         members are scheduled to compute1 and both claim a device there;
-        the late affinity check refuses one of them (with rocky's green
+        the late affinity check refuses one of them (with these releases' green
         threads both claims can happen before the first check, so either
         member may be the one refused). It is rescheduled to compute2
         carrying compute1's device in its pci_devices next to the device
@@ -306,7 +200,7 @@ class Bug1860555RegressionTest(
         compute1's device as an extra hostdev.
         """
         self.flags(max_attempts=2, group='scheduler')
-        self._start_hosts([self._devices(2), self._devices(2)])
+        self._start_hosts(self._devices(2), self._devices(2))
         group = self._create_group()
         self._create_members(group, self._create_pci_flavor(), 2)
         servers = self._wait_for_builds(2)
@@ -326,7 +220,7 @@ class Bug1860555RegressionTest(
         0000:82:00.0.
         """
         self.flags(max_attempts=2, group='scheduler')
-        self._start_hosts([self._devices(2), self._devices(1, bus=0x82)])
+        self._start_hosts(self._devices(2), self._devices(1, bus=0x82))
         group = self._create_group()
         self._create_members(group, self._create_pci_flavor(), 2)
         servers = self._wait_for_builds(2)
@@ -351,7 +245,7 @@ class Bug1860555RegressionTest(
         """
         self.flags(max_attempts=2, group='scheduler')
         ram_mb = [24 * 1024, 24 * 1024 - 256, 16 * 1024]
-        self._start_hosts([self._devices(3)] * 3, ram_mb=ram_mb)
+        self._start_hosts(*[self._devices(3)] * 3, ram_mb=ram_mb)
         group = self._create_group(max_server_per_host=2)
         self._create_members(group, self._create_pci_flavor(), 6)
         servers = self._wait_for_builds(6)
@@ -374,7 +268,7 @@ class Bug1860555RegressionTest(
         Every device it claimed on either host must be free again.
         """
         self.flags(max_attempts=2, group='scheduler')
-        self._start_hosts([self._devices(2), self._devices(2)])
+        self._start_hosts(self._devices(2), self._devices(2))
         group = self._create_group()
         flavor_id = self._create_pci_flavor()
         self._create_members(group, flavor_id, 1, host='compute1')
@@ -410,7 +304,7 @@ class Bug1860555RegressionTest(
         as extra hostdevs.
         """
         self.flags(max_attempts=2, group='scheduler')
-        self._start_hosts([self._devices(4), self._devices(2)])
+        self._start_hosts(self._devices(4), self._devices(2))
         group = self._create_group()
         self._create_members(group, self._create_pci_flavor(2), 2)
         servers = self._wait_for_builds(2)

@@ -10,14 +10,14 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""PCI passthrough helpers for libvirt functional tests (rocky).
+"""PCI passthrough helpers for libvirt functional tests (rocky to train).
 
-This module provides what rocky's fake libvirt and functional test helpers
-do not:
+This module provides what the fake libvirt and functional test helpers of
+nova 18 to 20 (rocky, stein, train) do not:
 
 * ``HostPCIDevicesInfo``: plain (type-PCI) host devices at any address.
-  Rocky's ``fakelibvirt.HostPciSRIOVDevicesInfo`` only knows SR-IOV PFs and
-  VFs at fixed addresses on bus 0x81.
+  Their ``fakelibvirt`` only knows devices at fixed addresses on bus 0x81
+  (rocky: SR-IOV PFs and VFs only).
 
 * ``StrictPCIConnection``: a fake libvirt connection that, like the real
   libvirt, refuses to start a guest whose PCI hostdevs repeat a host PCI
@@ -25,18 +25,21 @@ do not:
   connection already uses (``Device 0000:81:00.0 is already in use``). The
   stock fake libvirt silently ignores PCI hostdevs. It also reports its own
   hostname so that several computes get distinct nodes (the stock fake
-  connection always reports ``compute1``).
+  connection reports ``compute1`` unless told otherwise).
 
 * ``PCIInvariantsMixin``: a test mixin for
   ``nova.tests.functional.test_servers.ServersTestBase`` based tests that
-  replaces libvirt with the fake one, starts libvirt computes each with its
-  own ``StrictPCIConnection`` (``start_compute()``), and provides
+  replaces libvirt with the fake one (as stein's and train's libvirt
+  functional base does, which rocky lacks), starts libvirt computes each
+  with its own ``StrictPCIConnection`` (``start_compute()``; none of the
+  three has it), and provides
   ``assert_pci_invariants()`` which cross checks, over every started compute
   host, the PCI view of the DB, of the resource tracker, of the hypervisor
   (the guest XMLs) and of placement.
 """
 
 import collections
+import io
 from xml.etree import ElementTree as etree
 
 import fixtures
@@ -45,8 +48,14 @@ import mock
 from nova import context as nova_context
 from nova import objects
 from nova.objects import fields
-from nova.tests.unit.virt.libvirt import fake_libvirt_utils
+from nova.tests.unit.virt.libvirt import fake_imagebackend
 from nova.tests.unit.virt.libvirt import fakelibvirt
+
+try:
+    # rocky and stein; train replaced it with mocks of libvirt_utils.
+    from nova.tests.unit.virt.libvirt import fake_libvirt_utils
+except ImportError:
+    fake_libvirt_utils = None
 
 PCI_VEND_ID = '8086'
 PCI_PROD_ID = '1533'
@@ -279,13 +288,35 @@ class PCIInvariantsMixin(object):
     def setUp(self):
         super(PCIInvariantsMixin, self).setUp()
         self.flags(compute_driver='libvirt.LibvirtDriver')
-        # Replace libvirt with fakelibvirt
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.virt.libvirt.driver.libvirt_utils', fake_libvirt_utils))
+        # Replace libvirt with fakelibvirt, as the libvirt functional base of
+        # stein and train does.
+        if fake_libvirt_utils is not None:
+            self.useFixture(fixtures.MonkeyPatch(
+                'nova.virt.libvirt.driver.libvirt_utils', fake_libvirt_utils))
+        else:
+            # train: fake image backends (rocky's fixture lacks what
+            # confirming a resize needs, SUPPORTS_CLONE) and the file
+            # helpers of the real libvirt_utils mocked.
+            self.useFixture(fake_imagebackend.ImageBackendFixture())
+            self.useFixture(fixtures.MockPatch(
+                'nova.virt.libvirt.driver.libvirt_utils.is_valid_hostname',
+                return_value=True))
+            self.useFixture(fixtures.MockPatch(
+                'nova.virt.libvirt.driver.libvirt_utils.file_open',
+                side_effect=lambda *a, **k: io.BytesIO(b'')))
         self.useFixture(fakelibvirt.FakeLibvirtFixture())
         # There is no image to download and convert
         self.useFixture(fixtures.MockPatch(
-            'nova.virt.libvirt.LibvirtDriver._create_image'))
+            'nova.virt.libvirt.LibvirtDriver._create_image',
+            return_value=(False, False)))
+        self.useFixture(fixtures.MockPatch(
+            'nova.virt.libvirt.LibvirtDriver._get_local_gb_info',
+            return_value={'total': 128, 'used': 44, 'free': 84}))
+        self.useFixture(fixtures.MockPatch(
+            'nova.privsep.utils.supports_direct_io', return_value=True))
+        self.useFixture(fixtures.MockPatch(
+            'nova.virt.libvirt.host.Host.get_online_cpus',
+            return_value=set(range(16))))
 
     def _setup_compute_service(self):
         # The computes are started by the tests, see start_compute().
@@ -302,6 +333,17 @@ class PCIInvariantsMixin(object):
         compute.driver._host.get_connection = lambda: conn
         self.computes[hostname] = compute
         return hostname
+
+    def restart_compute(self, hostname):
+        """Restart the compute of hostname, with its driver and guests.
+
+        Rocky restarts the service in place; stein and train start a new
+        one, with the driver of the old one.
+        """
+        compute = self.restart_compute_service(self.computes[hostname])
+        if compute is not None:
+            self.computes[hostname] = compute
+        return self.computes[hostname]
 
     # helpers
 
@@ -436,7 +478,10 @@ class PCIInvariantsMixin(object):
             db_free = sorted(
                 dev.address for dev in devs
                 if dev.status == fields.PciDeviceStatus.AVAILABLE)
-            rt = self.computes[hostname].manager._get_resource_tracker()
+            manager = self.computes[hostname].manager
+            # train keeps the resource tracker in ComputeManager.rt
+            rt = getattr(manager, 'rt', None) or (
+                manager._get_resource_tracker())
             tracker = rt.pci_tracker
             if tracker is None:
                 if db_free:
