@@ -52,17 +52,21 @@ GENERIC = ('subprocess-exited-with-error', 'metadata-generation-failed',
 
 
 def _tail(proc):
-    """The cause of a failed command: the first error line that names one
-    (a package's own build error, under pip's generic lines), else the last
-    line of its output, or its exit code."""
+    """The cause of a failed command: the last line of its output, or,
+    where that is one of pip's generic lines about a failed build, the
+    first error line that names one (the package's own); its exit code
+    when it printed nothing."""
     if any(s in proc.stdout for s in NO_NETWORK):
         return 'PyPI is not reachable (no network?)'
     lines = [s.strip() for s in proc.stdout.splitlines() if s.strip()]
-    causes = [line for line in lines if 'error' in line.lower() and
-              not any(g in line for g in GENERIC)]
-    if causes:
-        return causes[0]
-    return lines[-1] if lines else 'exit %d' % proc.returncode
+    if not lines:
+        return 'exit %d' % proc.returncode
+    if any(g in lines[-1] for g in GENERIC):
+        causes = [line for line in lines if 'error' in line.lower() and
+                  not any(g in line for g in GENERIC)]
+        if causes:
+            return causes[0]
+    return lines[-1]
 
 
 def _build_env(base, folder):

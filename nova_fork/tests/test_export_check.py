@@ -350,6 +350,21 @@ class CherryPickTest(testtools.TestCase):
         export.export(base)
         self.assertEqual([], backport.backport(base))
 
+    def test_a_backport_that_changes_a_new_file_gets_a_variant(self):
+        root = self.project.root
+        base = config.get_base(root, 'old')
+        tree = build.build(base)
+        refresh.refresh(base)
+        (tree / 'nova/tests/test_fake.py').write_text('# the old API\n')
+        fakes.git(tree, 'commit', '-q', '-a', '--amend', '--no-edit')
+        changed = refresh.refresh(base)
+        variant = pathlib.Path('patches/old/files/nova/tests/test_fake.py')
+        self.assertEqual([variant], changed)
+        self.assertEqual('# the old API\n', (root / variant).read_text())
+        # the project's own file stays the newest line's
+        self.assertEqual('# a regression test\n',
+                         (root / 'nova/tests/test_fake.py').read_text())
+
     def test_backport_of_a_line_that_backports_none(self):
         base = config.get_base(self.project.root, 'fake')
         exc = self.assertRaises(errors.UsageError, backport.backport, base)

@@ -93,6 +93,40 @@ class ConfigTest(testtools.TestCase):
         self.assertEqual("unknown series 'queens'; known series: fake "
                          "(see bases.ini)", str(exc))
 
+    def test_variants_shared_by_a_generation(self):
+        project = self.useFixture(fakes.FakeProject())
+        shared = project.root / 'patches/variants/old/nova/tests'
+        shared.mkdir(parents=True)
+        (shared / 'test_fake.py').write_text('# the old test API\n')
+        project.append('\n[older]\nlike = fake\nnova = 0.1.0\n'
+                       'sha256 = %s\nvariants = patches/variants/old\n'
+                       '\n[oldest]\nlike = older\nnova = 0.0.1\n'
+                       'sha256 = %s\n' % ('ab' * 32, 'cd' * 32))
+        bases = config.load_bases(project.root)
+        sources = [[c.sources for c in bases[name].commits()][2]
+                   for name in ('fake', 'older', 'oldest')]
+        self.assertEqual(
+            [(project.root / 'nova/tests/test_fake.py',),
+             (shared / 'test_fake.py',), (shared / 'test_fake.py',)],
+            sources)
+
+    def test_ci_steps(self):
+        project = self.useFixture(fakes.FakeProject())
+        project.append('\n[older]\nlike = fake\nnova = 0.1.0\n'
+                       'sha256 = %s\nci = export\n' % ('ab' * 32))
+        bases = config.load_bases(project.root)
+        self.assertEqual(('reproduce', 'export'), bases['fake'].ci)
+        self.assertEqual(('export',), bases['older'].ci)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(0, cmd.main(['lines', '--ci', 'reproduce']))
+        self.assertEqual('fake\n', out.getvalue())
+        project.append('\n[bad]\nlike = fake\nci = prove\n')
+        exc = self.assertRaises(errors.UsageError, config.load_bases,
+                                project.root)
+        self.assertEqual('bases.ini: series bad has ci = prove; the steps '
+                         'are reproduce, export, root', str(exc))
+
     def test_series_naming_a_missing_file(self):
         project = self.useFixture(fakes.FakeProject())
         base = config.get_base(project.root, 'fake')

@@ -465,6 +465,19 @@ class EnsureTest(RuntimeTestBase):
         self.assertFalse(self.venv.exists())
 
 
+class TailTest(testtools.TestCase):
+
+    def test_the_cause_under_pips_generic_lines(self):
+        proc = subprocess.CompletedProcess([], 1, stdout=(
+            '  error: subprocess-exited-with-error\n'
+            '      error in suds-jurko setup command: use_2to3 is invalid.\n'
+            'error: metadata-generation-failed\n'
+            'hint: See above for details.\n'))
+        self.assertEqual(
+            'error in suds-jurko setup command: use_2to3 is invalid.',
+            venv._tail(proc))
+
+
 class ChrootPackagesTest(testtools.TestCase):
 
     def test_python_2_7(self):
