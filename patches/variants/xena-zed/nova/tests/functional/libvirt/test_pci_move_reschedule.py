@@ -61,8 +61,8 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
     GROUP_NAME = 'pci-move'
 
     def setUp(self):
-        # nova 27's _IntegratedTestBase has no CAST_AS_CALL switch (2023.2
-        # added it) and always makes casts calls: do what the switch does.
+        # Before nova 28, _IntegratedTestBase has no CAST_AS_CALL switch (it
+        # came in 2023.2) and always makes casts calls: do what it does.
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.CastAsCallFixture',
             lambda testcase: fixtures.Fixture()))
