@@ -470,8 +470,12 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.assert_pci_devices_of(
             server, {}, guests={}, failed=['compute2'])
 
-        self.api.post_server_action(
-            server['id'], {'unshelve': {'host': 'compute3'}})
+        # nova 24 and 25 cannot unshelve to a given host (microversion
+        # 2.91 came in zed): the operator disables compute2 instead.
+        self.api.put_service(
+            self.computes['compute2'].service_ref.uuid,
+            {'status': 'disabled'})
+        self.api.post_server_action(server['id'], {'unshelve': None})
         server = self._wait_for_state_change(server, 'ACTIVE')
         self.assertEqual(
             ['compute2', 'compute3'], self._destinations(server['id']))

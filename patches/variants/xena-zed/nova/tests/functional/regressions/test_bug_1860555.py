@@ -102,18 +102,26 @@ class Bug1860555RegressionTest(pci_reschedule.PCIRescheduleTestBase):
                 fault['exception'], fault['exception_message']))
         return failures
 
+    @staticmethod
+    def _is_policy_rejection(failure):
+        # nova 26 raises GroupAffinityViolation in the late check; nova 24
+        # and 25 a RescheduledException that names the group policy.
+        _, _, exc, message = failure
+        return exc == 'GroupAffinityViolation' or (
+            exc == 'RescheduledException' and
+            'instance group policy was violated' in message)
+
     def _policy_rejections(self):
         """[(instance uuid, host)] refused by the late group policy check."""
         return [
-            (uuid, host)
-            for uuid, host, exc, _ in self._create_error_notifications()
-            if exc == 'GroupAffinityViolation']
+            failure[:2] for failure in self._create_error_notifications()
+            if self._is_policy_rejection(failure)]
 
     def _other_build_failures(self):
         """Failed builds not due to the late group policy check."""
         return [
             failure for failure in self._create_error_notifications()
-            if failure[2] != 'GroupAffinityViolation']
+            if not self._is_policy_rejection(failure)]
 
     def assert_rescheduled_by_policy(self, minimum):
         """Assert the compute's late affinity check really rescheduled."""
