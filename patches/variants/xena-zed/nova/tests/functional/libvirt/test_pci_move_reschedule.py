@@ -61,8 +61,8 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
     GROUP_NAME = 'pci-move'
 
     def setUp(self):
-        # nova 27's _IntegratedTestBase has no CAST_AS_CALL switch (2023.2
-        # added it) and always makes casts calls: do what the switch does.
+        # Before nova 28, _IntegratedTestBase has no CAST_AS_CALL switch (it
+        # came in 2023.2) and always makes casts calls: do what it does.
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.CastAsCallFixture',
             lambda testcase: fixtures.Fixture()))
@@ -446,6 +446,10 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self._start_pci_hosts(3)
         server = self._create_pci_server()
         server = self._shelve_server(server)
+        # The server is SHELVED_OFFLOADED before the compute has freed
+        # its device: wait for the end of the offload.
+        self.notifier.wait_for_versioned_notifications(
+            'instance.shelve_offload.end')
         self.assert_pci_devices_of(server, {}, guests={})
 
         error = fakelibvirt.make_libvirtError(
@@ -466,8 +470,12 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.assert_pci_devices_of(
             server, {}, guests={}, failed=['compute2'])
 
-        self.api.post_server_action(
-            server['id'], {'unshelve': {'host': 'compute3'}})
+        # nova 24 and 25 cannot unshelve to a given host (microversion
+        # 2.91 came in zed): the operator disables compute2 instead.
+        self.api.put_service(
+            self.computes['compute2'].service_ref.uuid,
+            {'status': 'disabled'})
+        self.api.post_server_action(server['id'], {'unshelve': None})
         server = self._wait_for_state_change(server, 'ACTIVE')
         self.assertEqual(
             ['compute2', 'compute3'], self._destinations(server['id']))
