@@ -55,7 +55,8 @@ def _tail(proc):
     """The cause of a failed command: the last line of its output, or,
     where that is one of pip's generic lines about a failed build, the
     first error line that names one (the package's own); its exit code
-    when it printed nothing."""
+    when it printed nothing.
+    """
     if any(s in proc.stdout for s in NO_NETWORK):
         return 'PyPI is not reachable (no network?)'
     lines = [s.strip() for s in proc.stdout.splitlines() if s.strip()]
@@ -72,7 +73,8 @@ def _tail(proc):
 def _build_env(base, folder):
     """The environment that makes pip build sdists under the line's
     build_constraints (pip passes PIP_CONSTRAINT on to the isolated build
-    environments), and the constraints file, or (None, None)."""
+    environments), and the constraints file, or (None, None).
+    """
     if not base.build_constraints:
         return None, None
     path = pathlib.Path(folder) / 'build-constraints.txt'

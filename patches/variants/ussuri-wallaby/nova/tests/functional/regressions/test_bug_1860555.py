@@ -308,4 +308,3 @@ class Bug1860555RegressionTest(pci_reschedule.PCIRescheduleTestBase):
         self._test_reschedule(
             [self._devices(4), self._devices(2, first_slot=2)],
             num_devices=2)
-
