@@ -9,7 +9,9 @@ from nova_fork import backport
 from nova_fork import build
 from nova_fork import capture
 from nova_fork import check
+from nova_fork import chroot
 from nova_fork import config
+from nova_fork import debian
 from nova_fork import errors
 from nova_fork import export
 from nova_fork import gate
@@ -126,6 +128,11 @@ def review_cmd(args, root):
     for note in result.notes:
         print(note)
     print(result.dest)
+    return 0
+
+
+def debian_cmd(args, root):
+    debian.make(root, args.suite, tests=not args.no_tests)
     return 0
 
 
@@ -398,6 +405,17 @@ def make_parser():
                        'fork (default line: master)')
     line_options(p)
     p.set_defaults(func=libvirt_cmd)
+
+    p = sub.add_parser('debian', help="a quilt series for Debian's own nova "
+                       'package of a suite (dist/debian/SUITE), checked '
+                       "after Debian's patches and on the suite's Python "
+                       'stack')
+    p.add_argument('suite', choices=sorted(chroot.SUITES),
+                   help='the Debian suite; its nova picks the line')
+    p.add_argument('--no-tests', action='store_true',
+                   help='write and check the series (quilt, dpkg-source) '
+                        "but leave out the tests in the suite's root")
+    p.set_defaults(func=debian_cmd)
 
     p = sub.add_parser('matrix', help='reproduce and mutants for every line '
                        '(or those named), as one table: a row a line')

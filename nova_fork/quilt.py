@@ -11,8 +11,11 @@ from nova_fork import fetch
 from nova_fork import gitutils
 
 
-def dep3(tree, commit, bug):
-    """One commit as a DEP-3 patch: header paragraph, then the diff."""
+def dep3(tree, commit, bug, origin=None, forwarded='not-needed'):
+    """One commit as a DEP-3 patch: header paragraph, then the diff.
+
+    origin: the Origin field (default: vendor, the commit itself).
+    """
     subject = gitutils.out(tree, 'show', '-s', '--format=%s', commit)
     body = gitutils.out(tree, 'show', '-s', '--format=%b', commit)
     author = gitutils.out(tree, 'show', '-s', '--format=%an <%ae>', commit)
@@ -22,9 +25,10 @@ def dep3(tree, commit, bug):
     for line in body.splitlines():
         lines.append(' ' + line if line.strip() else ' .')
     lines += ['Author: %s' % author,
-              'Origin: vendor, nova-fork commit %s' % commit,
+              'Origin: %s' % (origin or 'vendor, nova-fork commit %s'
+                              % commit),
               'Bug: %s' % bug.url,
-              'Forwarded: not-needed',
+              'Forwarded: %s' % forwarded,
               'Last-Update: %s' % date,
               '---']
     diff = gitutils.git(tree, 'show', '--format=', '--no-renames', '--stat',
