@@ -136,16 +136,18 @@ def provision(project, suite, python):
     shutil.rmtree(partial, ignore_errors=True)
     partial.parent.mkdir(parents=True, exist_ok=True)
     try:
+        # debootstrap's own resolver misses some dependencies (bookworm's
+        # python3.11-venv needs python3.11-distutils): it installs the
+        # common packages, apt-get the interpreter's (_add)
         _run(['debootstrap', '--variant=minbase',
-              '--include=%s' % ','.join(packages(python)), suite,
+              '--include=%s' % ','.join(COMMON), suite,
               str(partial), MIRROR], 'debootstrap %s' % suite)
-        if python.startswith('python2'):
-            _install_virtualenv(partial, suite)
-        (partial / STAMP).write_text('%s\n' % ' '.join(packages(python)))
+        (partial / STAMP).write_text('%s\n' % ' '.join(COMMON))
         partial.rename(target)
     finally:
         unmount_all(partial)
         shutil.rmtree(partial, ignore_errors=True)
+    _add(project, target, suite, python)
     return target
 
 

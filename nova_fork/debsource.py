@@ -122,6 +122,8 @@ def tree(root, source):
     stamp = dest / '.git' / STAMP
     want = '%s %s\n' % (source.debian_tarball.name, source.orig.name)
     if stamp.is_file() and stamp.read_text() == want:
+        gitutils.git(dest, 'checkout', '-q', '-f', 'debian')
+        gitutils.git(dest, 'clean', '-q', '-f', '-d', '-x', '-e', '.pc')
         return dest
     partial = dest.with_name(dest.name + '.partial')
     shutil.rmtree(partial, ignore_errors=True)

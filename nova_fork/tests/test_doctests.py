@@ -1,8 +1,11 @@
 import doctest
 
+from nova_fork import archive
 from nova_fork import build
 from nova_fork import chroot
 from nova_fork import config
+from nova_fork import debian
+from nova_fork import debstack
 from nova_fork import detect
 from nova_fork import export
 from nova_fork import gate
@@ -16,9 +19,12 @@ from nova_fork import units
 
 
 def load_tests(loader, tests, pattern):
+    tests.addTests(doctest.DocTestSuite(archive))
     tests.addTests(doctest.DocTestSuite(build))
     tests.addTests(doctest.DocTestSuite(chroot))
     tests.addTests(doctest.DocTestSuite(config))
+    tests.addTests(doctest.DocTestSuite(debian))
+    tests.addTests(doctest.DocTestSuite(debstack))
     tests.addTests(doctest.DocTestSuite(detect))
     tests.addTests(doctest.DocTestSuite(export))
     tests.addTests(doctest.DocTestSuite(gate))

@@ -501,7 +501,9 @@ class ChrootPackagesTest(testtools.TestCase):
         self.assertEqual('Debian trixie has no python2.7 (it has '
                          'python3.13)', str(exc))
 
-    def test_debootstrap_includes_the_interpreters_packages(self):
+    def test_debootstrap_then_apt_get_the_interpreters_packages(self):
+        # debootstrap's resolver misses bookworm's python3.11-distutils:
+        # apt-get installs the interpreter's packages
         project = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
         with mock.patch.object(chroot.os, 'geteuid', return_value=0), \
                 mock.patch.object(chroot.shutil, 'which',
@@ -509,14 +511,19 @@ class ChrootPackagesTest(testtools.TestCase):
                 mock.patch.object(chroot, 'unmount_all'), \
                 mock.patch.object(chroot, '_run') as run:
             run.side_effect = lambda cmd, what, **kw: (
-                pathlib.Path(cmd[-2]).mkdir(parents=True))
+                pathlib.Path(cmd[-2]).mkdir(parents=True)
+                if cmd[0] == 'debootstrap' else '')
             target = chroot.provision(project, 'bookworm', 'python3.11')
         self.assertEqual(project / '.cache/chroot/bookworm', target)
+        calls = [c[0][0] for c in run.call_args_list]
         self.assertEqual(
             ['debootstrap', '--variant=minbase',
-             '--include=python3.11,python3.11-dev,python3.11-venv,python3,'
-             'gcc,libc6-dev,ca-certificates,git', 'bookworm',
-             str(target) + '.partial', chroot.MIRROR], run.call_args[0][0])
+             '--include=python3,gcc,libc6-dev,ca-certificates,git',
+             'bookworm', str(target) + '.partial', chroot.MIRROR], calls[0])
+        self.assertEqual(
+            ['apt-get', 'install', '-y', '-q', '--no-install-recommends',
+             'python3.11', 'python3.11-dev', 'python3.11-venv'],
+            calls[-1][-8:])
         self.assertTrue(chroot.ready(target, 'python3.11'))
 
     def test_a_root_made_for_2_7_gets_3_9_added(self):
