@@ -95,8 +95,10 @@ def cherry_pick(tree, commit, what):
 
 
 def apply_test_hunks(tree, commit, fork_tree):
-    """Apply what a fix commit changes in the functional tests and the
-    test fixtures, without its fix."""
+    """Apply a fix commit's changes to the functional tests and fixtures.
+
+    Without its fix: what the tests look like on a tree that lacks it.
+    """
     diff = gitutils.git(fork_tree, 'show', '--format=', '--no-renames',
                         commit, '--', *TEST_SUPPORT).stdout
     if not diff:
@@ -107,9 +109,11 @@ def apply_test_hunks(tree, commit, fork_tree):
 
 
 def branches(source_tree, fork, pairs, chosen):
-    """Branch series (what ships), and the two trees of the regression
-    proof: debian-tests (Debian's tree with the fork's tests, no fix) and
-    series-tests (the series, and the fork's tests)."""
+    """Make the branches: series, what ships, and two for the proof.
+
+    debian-tests is Debian's tree with the fork's tests and no fix;
+    series-tests is the series with the fork's tests.
+    """
     gitutils.git(source_tree, 'fetch', '-q', str(fork), 'HEAD')
     gitutils.git(source_tree, 'checkout', '-q', '-f', '-B', 'series',
                  'debian')

@@ -111,8 +111,10 @@ def run(target, root, tree, path, filters, env):
 
 
 def debian_filter(tree):
-    """The unit test selection of Debian's build (pkgos-dh_auto_test's
-    regular expression in debian/rules), or None."""
+    """The unit test selection of Debian's build, or None.
+
+    pkgos-dh_auto_test's regular expression in debian/rules.
+    """
     rules = tree / 'debian' / 'rules'
     if not rules.is_file():
         return None
@@ -135,8 +137,10 @@ def worktree(tree, branch, name):
 
 
 def prove_units(target, root, source, base, tree, say):
-    """3. The unit tests of the touched modules, as Debian's build runs
-    them (its selection, the suite's packages), with the series."""
+    """3. The unit tests of the touched modules, with the series.
+
+    As Debian's build runs them: its selection, the suite's packages.
+    """
     wanted = '(?:%s)' % '|'.join(re.escape(m) + r'\b' for m in base.unit_tests)
     own = debian_filter(tree)
     regex = '^(?=.*(?:%s))%s' % (own, wanted) if own else '^' + wanted
@@ -157,8 +161,11 @@ def prove_units(target, root, source, base, tree, say):
 
 
 def prove_regression(target, root, source, base, tree, lacking, say):
-    """4. The fork's regression tests fail without the series, for the
-    bug's reason, and pass with it."""
+    """4. The regression tests fail without the series, pass with it.
+
+    Without it, each test a unit the package lacks affects must fail for
+    the bug's reason.
+    """
     bug = config.load_bug(root)
     rows = {}
     for column, branch in (('pristine', 'debian-tests'),

@@ -36,7 +36,7 @@ CHANGELOG = textwrap.dedent('''\
 
       * Fake.
 
-     -- Debian OpenStack <team+openstack@tracker.debian.org>  Thu, 01 Jan 2026 00:00:00 +0000
+     -- Debian <debian@example.org>  Thu, 01 Jan 2026 00:00:00 +0000
     ''')
 
 # Debian's own patch: setup.cfg, which the fork does not touch
