@@ -4,6 +4,7 @@
 to bases.ini adds its environments with no edit of tox.ini.
 """
 
+from nova_fork import chroot
 from nova_fork import config
 
 # verb: (description, nova-fork command); %(line)s and %(release)s are the
@@ -35,9 +36,23 @@ VERBS = {
 }
 
 
+DEBIAN = (
+    "Debian %(suite)s's own nova package: nova-fork debian %(suite)s writes"
+    ' dist/debian/%(suite)s (a quilt series with DEP-3 headers for the'
+    ' units it lacks), pushes it with no fuzz after Debian\'s patches,'
+    ' builds the source package, and runs the unit tests of the touched'
+    " modules and the regression tests on the suite's own Python stack"
+    ' (a Debian root; needs root).')
+
+
 def envs(root, posargs=()):
-    """{env name: (description, [command argv, ...])} for every line."""
-    result = {}
+    """{env name: (description, [command argv, ...])}.
+
+    The envs of every line, and debian-SUITE for each Debian suite.
+    """
+    result = {'debian-%s' % suite: (DEBIAN % {'suite': suite},
+                                    [['nova-fork', 'debian', suite]])
+              for suite in chroot.SUITES}
     for line, base in config.load_bases(root).items():
         for verb, (description, argv) in VERBS.items():
             values = {'line': line, 'release': base.nova}

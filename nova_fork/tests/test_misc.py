@@ -344,10 +344,13 @@ class LinesTest(testtools.TestCase):
     def test_tox_envs_for_every_line(self):
         envs = toxenvs.envs(self.project.root, ('-k', 'x'))
         self.assertEqual(
-            sorted('%s-%s' % (verb, line) for line in ('fake', 'two')
-                   for verb in ('functional', 'reproduce', 'mutants',
-                                'gate', 'export')),
+            sorted(['%s-%s' % (verb, line) for line in ('fake', 'two')
+                    for verb in ('functional', 'reproduce', 'mutants',
+                                 'gate', 'export')] +
+                   ['debian-bookworm', 'debian-bullseye', 'debian-trixie']),
             sorted(envs))
+        self.assertEqual([['nova-fork', 'debian', 'trixie']],
+                         envs['debian-trixie'][1])
         self.assertEqual([['nova-fork', 'test', 'two', '--', '-k', 'x']],
                          envs['functional-two'][1])
         # export checks every release of the line
