@@ -132,6 +132,9 @@ def review_cmd(args, root):
 
 
 def debian_cmd(args, root):
+    if args.root_only:
+        print(debian.prepare(root, args.suite))
+        return 0
     debian.make(root, args.suite, tests=not args.no_tests)
     return 0
 
@@ -415,6 +418,10 @@ def make_parser():
     p.add_argument('--no-tests', action='store_true',
                    help='write and check the series (quilt, dpkg-source) '
                         "but leave out the tests in the suite's root")
+    p.add_argument('--root-only', action='store_true',
+                   help="only make (or reuse) the suite's Debian root with "
+                        "Debian's Python stack for nova's tests; print its "
+                        'path')
     p.set_defaults(func=debian_cmd)
 
     p = sub.add_parser('matrix', help='reproduce and mutants for every line '

@@ -204,6 +204,11 @@ def _dpkg_source(args, cwd):
             args[0], ' / '.join(lines[-2:])))
 
 
+def prepare(root, suite, say=print):
+    """The suite's root with Debian's Python stack for nova's tests."""
+    return debstack.provision(root, suite, debsource.pick(root, suite), say)
+
+
 def make(root, suite, tests=True, say=print):
     """Write dist/debian/SUITE/ and run the checks; return its folder."""
     source = debsource.pick(root, suite)
