@@ -144,7 +144,7 @@ def patch_name(bug, number, tree, commit):
     return 'lp%s-%04d-%s.patch' % (bug.id, number, subject[:52])
 
 
-def write(root, source, base, tree, fork_ids, outdir):
+def write(root, base, tree, fork_ids, outdir):
     """The DEP-3 patches and series lines; [patch names]."""
     bug = config.load_bug(root)
     outdir.mkdir(parents=True)
@@ -182,8 +182,7 @@ def check_dpkg_source(source, tree, work):
     orig = work / ('nova_%s.orig%s' % (
         source.upstream, ''.join(source.orig.suffixes[-2:])))
     shutil.copyfile(source.orig, orig)
-    for args, cwd in ((['-b', tree.name], work),):
-        _dpkg_source(args, cwd)
+    _dpkg_source(['-b', tree.name], work)
     dsc = sorted(work.glob('*.dsc'))
     if not dsc:
         raise errors.PackageError('dpkg-source -b wrote no .dsc')
@@ -217,8 +216,7 @@ def make(root, suite, tests=True, say=print):
     for note in source.notes:
         say('  %s' % note)
     tree = debsource.tree(root, source)
-    if source.orig.name.endswith('.tar.gz') and 'PyPI' in ' '.join(
-            source.notes):
+    if source.sdist_as_orig:
         say('  %s' % debsource.compare_binary(root, source, tree))
     lacking = units.lacking(units.of_tree(config.load_units(root), tree))
     if not lacking:
@@ -242,7 +240,7 @@ def make(root, suite, tests=True, say=print):
     partial = dest.with_name('.%s.partial' % suite)
     shutil.rmtree(partial, ignore_errors=True)
     try:
-        names = write(root, source, base, tree,
+        names = write(root, base, tree,
                       [c for _, c in chosen], partial)
         with tempfile.TemporaryDirectory() as tmp:
             work = pathlib.Path(tmp)

@@ -36,6 +36,8 @@ class Source:
     orig: pathlib.Path
     # what stood in for a file the archive lacks, for the report
     notes: tuple
+    # PyPI's sdist stands in for the orig tarball (compare_binary)
+    sdist_as_orig: bool = False
 
     @property
     def upstream(self):
@@ -59,8 +61,9 @@ def pick(root, suite):
                 entry[0] if entry else 'the debian tarball',
                 package.version, package.pocket))
             continue
-        orig = _orig(root, suite, package, notes)
-        return Source(suite, package, current, tarball, orig, tuple(notes))
+        orig, from_pypi = _orig(root, suite, package, notes)
+        return Source(suite, package, current, tarball, orig, tuple(notes),
+                      sdist_as_orig=from_pypi)
     raise errors.FetchError(
         'Debian %s: the archive has no debian tarball of nova for any of '
         '%s, so the series cannot be made after Debian\'s own patches' % (
@@ -68,10 +71,11 @@ def pick(root, suite):
 
 
 def _orig(root, suite, package, notes):
+    """(the orig tarball, True when PyPI's sdist stands in for it)."""
     entry = package.file('.orig.tar.xz') or package.file('.orig.tar.gz')
     orig = archive.fetch(root, entry) if entry else None
     if orig is not None:
-        return orig
+        return orig, False
     sdist = fetch.fetch(root, package.upstream)
     name = 'nova_%s.orig.tar.gz' % package.upstream
     target = folder(root, suite) / name
@@ -79,7 +83,7 @@ def _orig(root, suite, package, notes):
     shutil.copyfile(sdist, target)
     notes.append('the archive lacks %s: PyPI\'s %s stands in for it' % (
         entry[0] if entry else 'the orig tarball', sdist.name))
-    return target
+    return target, True
 
 
 def unpack(source, dest):

@@ -106,8 +106,9 @@ def run(target, root, tree, path, filters, env):
             'stestr gave no results in %s: %s' % (tree, (
                 proc.stderr or summary.stderr).decode(errors='replace')
                 .strip().splitlines()[-1:]))
-    return [json.loads(line) for line in summary.stdout.decode().splitlines()
-            if json.loads(line)['status'] != 'exists']
+    records = [json.loads(line)
+               for line in summary.stdout.decode().splitlines()]
+    return [r for r in records if r['status'] != 'exists']
 
 
 def debian_filter(tree):

@@ -7,6 +7,7 @@ the archive is a dict of local files, so nothing is downloaded.
 import io
 import pathlib
 import shutil
+import subprocess
 import tarfile
 import textwrap
 
@@ -172,6 +173,55 @@ class DebianTest(testtools.TestCase):
         exc = self.assertRaises(errors.PatchError, debsource.push, tree,
                                 'a patch')
         self.assertIn('quilt push -a --fuzz=0 of a patch fails', str(exc))
+
+
+class BinaryTest(testtools.TestCase):
+    """An sdist standing in for the orig must give python3-nova's files."""
+
+    def setUp(self):
+        super().setUp()
+        if not shutil.which('dpkg-deb'):
+            self.skipTest('needs dpkg-deb')
+        self.root = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
+        self.tree = self.root / 'tree'
+        (self.tree / 'nova').mkdir(parents=True)
+        (self.tree / 'nova' / 'a.py').write_text('a = 1\n')
+        self.source = debsource.Source(
+            'bookworm', archive.Package('nova', '2:1.0.0-1', 'bookworm', ()),
+            None, None, None, (), sdist_as_orig=True)
+
+    def deb(self, text):
+        pkg = self.root / 'pkg'
+        site = pkg / 'usr' / 'lib' / 'python3' / 'dist-packages' / 'nova'
+        site.mkdir(parents=True)
+        (site / 'a.py').write_text(text)
+        (pkg / 'DEBIAN').mkdir()
+        (pkg / 'DEBIAN' / 'control').write_text(
+            'Package: python3-nova\nVersion: 2:1.0.0-1\nArchitecture: all\n'
+            'Maintainer: t <t@example.org>\nDescription: t\n')
+        deb = self.root / 'python3-nova.deb'
+        subprocess.run(['dpkg-deb', '--build', '--root-owner-group',
+                        str(pkg), str(deb)], check=True,
+                       stdout=subprocess.DEVNULL)
+        binary = archive.Package('python3-nova', '2:1.0.0-1', 'bookworm',
+                                 (('python3-nova.deb', 'u', 's'),))
+        self.useFixture(fixtures.MockPatch(
+            'nova_fork.archive.binaries', lambda suite: [binary]))
+        self.useFixture(fixtures.MockPatch(
+            'nova_fork.archive.fetch', lambda root, entry: deb))
+
+    def test_same_files(self):
+        self.deb('a = 1\n')
+        self.assertEqual("its 1 nova/*.py files match python3-nova "
+                         "2:1.0.0-1's", debsource.compare_binary(
+                             self.root, self.source, self.tree))
+
+    def test_a_file_that_differs(self):
+        self.deb('a = 2\n')
+        exc = self.assertRaises(errors.PackageError,
+                                debsource.compare_binary, self.root,
+                                self.source, self.tree)
+        self.assertIn('1 of 1 files differ (nova/a.py)', str(exc))
 
 
 class StackTest(testtools.TestCase):
