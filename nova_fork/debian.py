@@ -33,6 +33,11 @@ TESTS = 'nova/tests/'
 TEST_SUPPORT = ('nova/tests/functional/', 'nova/tests/fixtures/')
 
 
+def report(text):
+    """Print a line of the report at once: the checks take minutes."""
+    print(text, flush=True)
+
+
 def dist_dir(root, suite):
     return pathlib.Path(root) / 'dist' / 'debian' / suite
 
@@ -203,12 +208,12 @@ def _dpkg_source(args, cwd):
             args[0], ' / '.join(lines[-2:])))
 
 
-def prepare(root, suite, say=print):
+def prepare(root, suite, say=report):
     """The suite's root with Debian's Python stack for nova's tests."""
     return debstack.provision(root, suite, debsource.pick(root, suite), say)
 
 
-def make(root, suite, tests=True, say=print):
+def make(root, suite, tests=True, say=report):
     """Write dist/debian/SUITE/ and run the checks; return its folder."""
     source = debsource.pick(root, suite)
     say('Debian %s: nova %s (current: %s)' % (
