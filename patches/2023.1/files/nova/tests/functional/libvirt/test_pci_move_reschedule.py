@@ -446,6 +446,10 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self._start_pci_hosts(3)
         server = self._create_pci_server()
         server = self._shelve_server(server)
+        # The server is SHELVED_OFFLOADED before the compute has freed
+        # its device: wait for the end of the offload.
+        self.notifier.wait_for_versioned_notifications(
+            'instance.shelve_offload.end')
         self.assert_pci_devices_of(server, {}, guests={})
 
         error = fakelibvirt.make_libvirtError(
