@@ -28,7 +28,6 @@ from nova_fork import gitutils
 from nova_fork import quilt
 from nova_fork import units
 
-TESTS = 'nova/tests/'
 # what the regression tests need besides their own files: nova's fixtures
 TEST_SUPPORT = ('nova/tests/functional/', 'nova/tests/fixtures/')
 
