@@ -35,18 +35,25 @@ def write_series(base, source):
 
 
 def picks(base, entries):
-    """[(source commit, source tree)] for the entries, in order."""
+    """[(source commit, source tree) or entry] for the entries, in order.
+
+    An entry whose Change-Id no fork of the source line has is the line's
+    own (2024.1's claim-abort for 29.2.0): it stays as the line has it.
+    """
     sources = export.source_commits(base)
     result = []
     for entry in entries:
         key = export.change_key(entry.path.read_text())
-        if key not in sources:
+        if key in sources:
+            result.append(sources[key])
+        elif entry.is_fix and entry.is_patch:
+            result.append(entry)
+        else:
             raise errors.UsageError(
                 '%s: %s is in no fork of line %s (its Change-Id or subject '
                 'is not there): write it in %s by hand' % (
                     base.series, entry.name, base.backport_of,
                     base.patches))
-        result.append(sources[key])
     return result
 
 
@@ -66,14 +73,18 @@ def backport(base):
     tree = build.build_dir(base.root) / build.tree_name(base.label)
     shutil.rmtree(tree, ignore_errors=True)
     build.import_sdist(sdist, tree, base.nova, base.sha256)
-    for commit, source_tree in wanted:
+    for pick in wanted:
+        if isinstance(pick, config.Commit):
+            build.apply_commit(tree, base, pick)
+            continue
+        commit, source_tree = pick
         gitutils.git(tree, 'fetch', '-q', str(source_tree), commit)
         proc = gitutils.git(tree, 'cherry-pick', '-x', commit, check=False)
         if proc.returncode:
             conflicts = gitutils.out(tree, 'diff', '--name-only',
                                      '--diff-filter=U').split()
-            rest = ' '.join(c for c, _ in wanted[wanted.index(
-                (commit, source_tree)) + 1:])
+            rest = ' '.join(p[0] for p in wanted[wanted.index(pick) + 1:]
+                            if not isinstance(p, config.Commit))
             raise errors.PatchError(
                 'cherry-picking %s onto nova %s conflicts in %s: resolve it '
                 'in %s, "git cherry-pick --continue", say in the message '
