@@ -9,6 +9,7 @@ from nova_fork import backport
 from nova_fork import build
 from nova_fork import capture
 from nova_fork import check
+from nova_fork import commitgate
 from nova_fork import chroot
 from nova_fork import config
 from nova_fork import debian
@@ -124,9 +125,22 @@ def sdist_cmd(args, root):
 
 
 def review_cmd(args, root):
-    result = review.review(_line(args, root), bug=args.bug, onto=args.onto)
+    base = _line(args, root)
+    result = review.review(base, bug=args.bug, onto=args.onto,
+                           gate=not args.no_gate)
     for note in result.notes:
         print(note)
+    if result.gate:
+        print('each commit alone, as Zuul gates it (nova %s, %s):' % (
+            base.nova, time.strftime('%Y-%m-%d')))
+        print(commitgate.render(result.gate))
+    failed = commitgate.failed(result.gate)
+    if failed:
+        raise errors.TestFailure(
+            'review %s: %s failed; nothing written (fix the commit in '
+            'build/%s, nova-fork refresh %s, run again)' % (
+                base.series, ', '.join('commit %d %s' % f for f in failed),
+                base.series, base.series))
     print(result.dest)
     return 0
 
@@ -361,6 +375,9 @@ def make_parser():
     p.add_argument('--onto', metavar='GITDIR[@REF]',
                    help='also check that the series applies onto REF '
                         '(default HEAD) of this nova clone or mirror')
+    p.add_argument('--no-gate', action='store_true',
+                   help='do not check each commit alone (flake8, the unit '
+                        'tests of the modules it touches, the reproducer)')
     p.set_defaults(func=review_cmd)
 
     p = sub.add_parser('lines', help='list the lines of bases.ini, one a '

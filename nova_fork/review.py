@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 
 from nova_fork import build
+from nova_fork import commitgate
 from nova_fork import config
 from nova_fork import detect
 from nova_fork import errors
@@ -34,13 +35,23 @@ IDENT_RE = re.compile(r'^(?P<who>.*<[^<>]*>) \d+ [+-]\d{4}$')
 CHANGE_ID_RE = re.compile(r'^Change-Id: (I[0-9a-f]{40})$', re.M)
 PICKED_RE = re.compile(r'^\(cherry picked from commit [0-9a-f]{40}\)\n?',
                        re.M)
+# What a review series adds that is named after its bug, as nova names
+# them: the regression test (regressions/README.rst: test_bug_N.py) and
+# the release note (bug-N-...).  The fork names them without a number
+# until the bug is filed; --bug N renames them.
+REGRESSIONS = 'nova/tests/functional/regressions/'
+NOTES = 'releasenotes/notes/'
+BUG_URL = 'https://bugs.launchpad.net/nova/+bug/%s'
 
 
 @dataclasses.dataclass
 class Result:
+    # the folder written, None when a commit failed the gate
     dest: pathlib.Path
     # what was checked and what to do next, a line each, for a person
     notes: list
+    # the gate of each commit alone: [(subject, {check: Cell})]
+    gate: list = dataclasses.field(default_factory=list)
 
 
 def review_dir(root, series):
@@ -174,10 +185,13 @@ def check_messages(tree, picked):
                                                    commit.name))
 
 
-def trailers(commit, message, bug_id, new_bug, who):
+def trailers(commit, message, bug_id, new_bug, who, closes=True):
     """The arguments of git interpret-trailers for a commit's message.
 
-    Change-Id is kept, and moved last: Gerrit reads it from the footer.
+    With new_bug, a fix says Closes-Bug when it completes the fix
+    (closes), Partial-Bug before that, and the other commits
+    Related-Bug.  Change-Id is kept, and moved last: Gerrit reads it from
+    the footer.
 
     >>> from nova_fork.config import Commit
     >>> fix = Commit(1, 'a.patch', None, (), unit='u', review=True)
@@ -188,13 +202,17 @@ def trailers(commit, message, bug_id, new_bug, who):
      '--trailer', 'Signed-off-by: A <a@b>',
      '--where', 'end', '--if-exists', 'replace',
      '--trailer', 'Change-Id: I0000000000000000000000000000000000000000']
+    >>> trailers(fix, msg, '1', '7', 'A <a@b>', closes=False)[3]
+    'Partial-Bug: #7'
     """
     add = []
     if not re.search(r'^[\w-]+-Bug: #%s$' % bug_id, message, re.M):
         add.append('Related-Bug: #%s' % bug_id)
     if new_bug:
-        add.append('%s-Bug: #%s' % (
-            'Closes' if commit.is_fix else 'Related', new_bug))
+        kind = 'Related'
+        if commit.is_fix:
+            kind = 'Closes' if closes else 'Partial'
+        add.append('%s-Bug: #%s' % (kind, new_bug))
     add.append('Signed-off-by: %s' % who)
     args = ['--if-exists', 'addIfDifferent']
     for trailer in add:
@@ -202,6 +220,49 @@ def trailers(commit, message, bug_id, new_bug, who):
     change_id = CHANGE_ID_RE.findall(message)[-1]
     return args + ['--where', 'end', '--if-exists', 'replace',
                    '--trailer', 'Change-Id: %s' % change_id]
+
+
+def bug_names(tree, shas, new_bug):
+    """{path: new path} of what the commits add that is named after a bug.
+
+    A regression test module that is not test_bug_N.py yet becomes
+    test_bug_NEW.py, a release note bug-NEW-NAME.yaml.
+    """
+    renames = {}
+    for sha in shas:
+        for path in gitutils.out(
+                tree, 'diff-tree', '--no-commit-id', '--name-only', '-r',
+                '--diff-filter=A', sha).split():
+            name = pathlib.PurePath(path).name
+            if path.startswith(REGRESSIONS) and path.endswith('.py') and \
+                    not re.fullmatch(r'test_bug_\d+\.py', name):
+                renames[path] = '%stest_bug_%s.py' % (REGRESSIONS, new_bug)
+            elif path.startswith(NOTES) and path.endswith('.yaml') and \
+                    not name.startswith('bug-'):
+                renames[path] = '%sbug-%s-%s' % (NOTES, new_bug, name)
+    return renames
+
+
+def rename_in_patch(patch, renames):
+    """The patch with its paths renamed (diff headers and stat lines)."""
+    for old, new in renames.items():
+        patch = patch.replace('a/%s' % old, 'a/%s' % new)
+        patch = patch.replace('b/%s' % old, 'b/%s' % new)
+        patch = patch.replace(' %s ' % old, ' %s ' % new)
+    return patch
+
+
+def link_note(work, path, new_bug):
+    """Add the bug's link to a release note the commit adds, if missing."""
+    note = work / path
+    text = note.read_text()
+    if BUG_URL % new_bug in text:
+        return False
+    text = text.rstrip('\n') + (
+        ' See `bug %(n)s`_ for details.\n\n    .. _bug %(n)s: %(url)s\n' % {
+            'n': new_bug, 'url': BUG_URL % new_bug})
+    note.write_text(text)
+    return True
 
 
 def split_picks(message):
@@ -217,13 +278,21 @@ def split_picks(message):
 
 
 def rewrite(tree, tag, picked, bug_id, new_bug, who, work):
-    """The picked commits on tag, in a clone at work, as the user's."""
+    """The picked commits on tag, in a clone at work, as the user's.
+
+    Return {path: new path} of the files renamed after new_bug.
+    """
     gitutils.git(tree, 'clone', '-q', '--no-checkout', str(tree), str(work))
     gitutils.git(work, 'checkout', '-q', '--detach', tag)
-    for commit, sha in picked:
+    renames = bug_names(tree, [sha for _, sha in picked], new_bug) \
+        if new_bug else {}
+    last_fix = max([n for n, (c, _) in enumerate(picked) if c.is_fix],
+                   default=None)
+    for n, (commit, sha) in enumerate(picked):
         # git am, not cherry-pick: a 3-way merge could quietly rebase it
         patch = gitutils.git(work, 'format-patch', '--stdout', '-1',
                              *gitutils.FORMAT_PATCH_FLAGS, sha).stdout
+        patch = rename_in_patch(patch, renames)
         proc = gitutils.git(work, 'am', '-q', input=patch, check=False)
         if proc.returncode:
             raise errors.PatchError(
@@ -232,18 +301,26 @@ def rewrite(tree, tag, picked, bug_id, new_bug, who, work):
                 'order the series so that the review entries come first' % (
                     commit.number, commit.name, detect.describe_failure(
                         patch, proc.stderr + proc.stdout)))
+        for path in renames.values():
+            if path.startswith(NOTES) and (work / path).is_file() and \
+                    link_note(work, path, new_bug):
+                gitutils.git(work, 'add', path)
         message = gitutils.out(work, 'show', '-s', '--format=%B', 'HEAD')
+        for old, new in renames.items():
+            message = message.replace(old, new)
         # a backport's "(cherry picked from commit X)" lines stay last,
         # after Change-Id, as on upstream's stable branches
         body, picks = split_picks(message)
         message = gitutils.git(
             work, 'interpret-trailers',
-            *trailers(commit, body, bug_id, new_bug, who),
+            *trailers(commit, body, bug_id, new_bug, who,
+                      closes=n == last_fix),
             input=body).stdout
         message = message.rstrip() + '\n' + picks
         # --author keeps the commit's own author date
         gitutils.git(work, 'commit', '-q', '--amend', '--cleanup=verbatim',
                      '--author', who, '-F', '-', input=message)
+    return renames
 
 
 def format_patch(work, tag, outdir):
@@ -286,8 +363,12 @@ def check_onto(gitdir, ref, sha, patches, tmp):
         gitutils.git(gitdir, 'worktree', 'prune', check=False)
 
 
-def review(base, bug=None, onto=None, cwd=None):
-    """Write the line's review series to dist/review/LINE; a Result."""
+def review(base, bug=None, onto=None, cwd=None, gate=True):
+    """Write the line's review series to dist/review/LINE; a Result.
+
+    With gate, each commit is first checked alone (commitgate); nothing
+    is written when one fails (Result.dest is None).
+    """
     new_bug = bug_number(bug)
     bug_id = config.load_bug(base.root).id
     if new_bug == bug_id:
@@ -308,12 +389,18 @@ def review(base, bug=None, onto=None, cwd=None):
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.parent / ('.%s.partial' % base.series)
     shutil.rmtree(partial, ignore_errors=True)
+    rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = pathlib.Path(tmp)
-            rewrite(tree, base.nova, picked, bug_id, new_bug, who,
-                    tmp / 'work')
+            renames = rewrite(tree, base.nova, picked, bug_id, new_bug, who,
+                              tmp / 'work')
+            for old, new in sorted(renames.items()):
+                notes.append('named after bug %s: %s (the fork\'s %s)' % (
+                    new_bug, new, old))
             patches = format_patch(tmp / 'work', base.nova, partial)
+            notes.append('%d line(s) added by the series' % added_lines(
+                tmp / 'work', base.nova))
             check_pristine(base, patches, tmp)
             notes.append('applies onto nova %s (the pristine release)' %
                          base.nova)
@@ -322,17 +409,29 @@ def review(base, bug=None, onto=None, cwd=None):
                 check_onto(gitdir, ref, sha, patches, tmp)
                 notes.append('applies onto %s (%s) of %s' % (
                     ref, sha[:12], gitdir))
+            if gate:
+                rows = commitgate.gate(base, tmp / 'work', base.nova)
+        if commitgate.failed(rows):
+            return Result(None, notes, rows)
         if dest.exists():
             shutil.rmtree(dest)
         partial.rename(dest)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     if new_bug:
-        notes.append('fixes say Closes-Bug: #%s and Related-Bug: #%s, the '
-                     'other commits Related-Bug: #%s' % (new_bug, bug_id,
-                                                         new_bug))
+        notes.append('the fixes say Partial-Bug: #%s, the last Closes-Bug: '
+                     '#%s, and Related-Bug: #%s; the other commits '
+                     'Related-Bug: #%s' % (new_bug, new_bug, bug_id, new_bug))
     else:
         notes.append('the commits say only Related-Bug: #%s: file the move '
                      'path as its own bug (the report is %s), then run '
                      'again with --bug N' % (bug_id, MOVE_REPORT))
-    return Result(dest, notes)
+    return Result(dest, notes, rows)
+
+
+def added_lines(work, tag):
+    """The lines the series' commits add, summed over the commits."""
+    stat = gitutils.out(work, 'log', '--format=', '--numstat',
+                        '%s..HEAD' % tag)
+    return sum(int(line.split()[0]) for line in stat.splitlines()
+               if line.split() and line.split()[0].isdigit())

@@ -31,14 +31,15 @@ def environ(python=None, setenv=()):
     return env
 
 
-def stestr(base, tree, args, path='functional', stdout=None):
+def stestr(base, tree, args, path='functional', stdout=None, stderr=None):
     """Run ``stestr --test-path=PATH ARGS`` in tree; return the process."""
     python = venv.ensure(base)
     # bin/stestr rather than python -m stestr, which old stestr lacks
     cmd = [str(python.parent / 'stestr'), '--test-path=%s' % PATHS[path]]
     cmd += list(args)
     env = environ(python, base.setenv)
-    return runtime.run(base, cmd, cwd=tree, env=env, stdout=stdout)
+    return runtime.run(base, cmd, cwd=tree, env=env, stdout=stdout,
+                       stderr=stderr)
 
 
 def run(base, tree, stestr_args=(), path='functional'):
