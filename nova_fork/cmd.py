@@ -5,26 +5,26 @@ import json
 import sys
 import time
 
-from nova_fork import backport
-from nova_fork import build
-from nova_fork import capture
 from nova_fork import check
-from nova_fork import chroot
 from nova_fork import config
-from nova_fork import debian
+from nova_fork.debian import series
+from nova_fork.dist import export
+from nova_fork.dist import review
+from nova_fork.dist import sdist
+from nova_fork.env import chroot
+from nova_fork.env import novatox
+from nova_fork.env import runner
+from nova_fork.env import runtime
+from nova_fork.env import venv
 from nova_fork import errors
-from nova_fork import export
-from nova_fork import gate
-from nova_fork import matrix
-from nova_fork import novatox
-from nova_fork import prove
-from nova_fork import referee
-from nova_fork import refresh
-from nova_fork import review
-from nova_fork import runner
-from nova_fork import runtime
-from nova_fork import sdist
-from nova_fork import venv
+from nova_fork.proof import capture
+from nova_fork.proof import gate
+from nova_fork.proof import matrix
+from nova_fork.proof import prove
+from nova_fork.proof import referee
+from nova_fork.tree import backport
+from nova_fork.tree import build
+from nova_fork.tree import refresh
 
 
 def _line(args, root):
@@ -133,9 +133,9 @@ def review_cmd(args, root):
 
 def debian_cmd(args, root):
     if args.root_only:
-        print(debian.prepare(root, args.suite))
+        print(series.prepare(root, args.suite))
         return 0
-    debian.make(root, args.suite, tests=not args.no_tests)
+    series.make(root, args.suite, tests=not args.no_tests)
     return 0
 
 

@@ -3,11 +3,11 @@ from unittest import mock
 
 import testtools
 
-from nova_fork import build
 from nova_fork import config
 from nova_fork import errors
-from nova_fork import gitutils
 from nova_fork.tests import fakes
+from nova_fork.tree import build
+from nova_fork.tree import gitutils
 
 
 class BuildTest(testtools.TestCase):

@@ -14,10 +14,10 @@ import textwrap
 import fixtures
 import testtools
 
-from nova_fork import archive
-from nova_fork import debian
-from nova_fork import debsource
-from nova_fork import debstack
+from nova_fork.debian import archive
+from nova_fork.debian import debsource
+from nova_fork.debian import debstack
+from nova_fork.debian import series
 from nova_fork import errors
 from nova_fork.tests import fakes
 
@@ -99,9 +99,9 @@ class FakeArchive(fixtures.Fixture):
                 'nova', version, 'bookworm',
                 ((tarball, 'u', 's'), (orig, 'u', 's'))))
         self.useFixture(fixtures.MockPatch(
-            'nova_fork.archive.sources', lambda suite: packages))
+            'nova_fork.debian.archive.sources', lambda suite: packages))
         self.useFixture(fixtures.MockPatch(
-            'nova_fork.archive.fetch',
+            'nova_fork.debian.archive.fetch',
             lambda root, entry: self.files.get(entry[0])))
 
 
@@ -119,7 +119,7 @@ class DebianTest(testtools.TestCase):
 
     def make(self, versions=(('2:1.0.0-1', True),)):
         self.useFixture(FakeArchive(self.project, list(versions)))
-        return debian.make(self.project.root, 'bookworm', tests=False,
+        return series.make(self.project.root, 'bookworm', tests=False,
                            say=self.said.append)
 
     def test_series_after_debian_patches(self):
@@ -154,7 +154,7 @@ class DebianTest(testtools.TestCase):
                                 [('2:1.0.0-1', False)])
         self.assertIn('the archive has no debian tarball of nova for any '
                       'of 2:1.0.0-1', str(exc))
-        self.assertFalse(debian.dist_dir(self.project.root,
+        self.assertFalse(series.dist_dir(self.project.root,
                                          'bookworm').exists())
 
     def test_a_fixed_release_needs_no_series(self):
@@ -206,9 +206,9 @@ class BinaryTest(testtools.TestCase):
         binary = archive.Package('python3-nova', '2:1.0.0-1', 'bookworm',
                                  (('python3-nova.deb', 'u', 's'),))
         self.useFixture(fixtures.MockPatch(
-            'nova_fork.archive.binaries', lambda suite: [binary]))
+            'nova_fork.debian.archive.binaries', lambda suite: [binary]))
         self.useFixture(fixtures.MockPatch(
-            'nova_fork.archive.fetch', lambda root, entry: deb))
+            'nova_fork.debian.archive.fetch', lambda root, entry: deb))
 
     def test_same_files(self):
         self.deb('a = 1\n')
@@ -252,7 +252,7 @@ class ArchiveTest(testtools.TestCase):
 
     def test_fetch_refuses_a_wrong_hash(self):
         root = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
-        self.useFixture(fixtures.MockPatch('nova_fork.archive._get',
+        self.useFixture(fixtures.MockPatch('nova_fork.debian.archive._get',
                                            lambda url: b'data'))
         exc = self.assertRaises(errors.HashMismatch, archive.fetch, root,
                                 ('f.dsc', 'u', '0' * 64))
@@ -261,6 +261,6 @@ class ArchiveTest(testtools.TestCase):
 
     def test_fetch_of_a_file_the_archive_lacks(self):
         root = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
-        self.useFixture(fixtures.MockPatch('nova_fork.archive._get',
+        self.useFixture(fixtures.MockPatch('nova_fork.debian.archive._get',
                                            lambda url: None))
         self.assertIsNone(archive.fetch(root, ('f.dsc', 'u', '0' * 64)))

@@ -7,17 +7,17 @@ from unittest import mock
 
 import testtools
 
-from nova_fork import backport
-from nova_fork import build
 from nova_fork import cmd
 from nova_fork import config
+from nova_fork.dist import export
+from nova_fork.dist import quilt
 from nova_fork import errors
-from nova_fork import export
-from nova_fork import fetch
-from nova_fork import gitutils
-from nova_fork import quilt
-from nova_fork import refresh
 from nova_fork.tests import fakes
+from nova_fork.tree import backport
+from nova_fork.tree import build
+from nova_fork.tree import fetch
+from nova_fork.tree import gitutils
+from nova_fork.tree import refresh
 from nova_fork import units
 
 

@@ -2,8 +2,8 @@ from unittest import mock
 
 import testtools
 
-from nova_fork import matrix
-from nova_fork import prove
+from nova_fork.proof import matrix
+from nova_fork.proof import prove
 
 
 def rows(**columns):

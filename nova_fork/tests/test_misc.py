@@ -7,14 +7,14 @@ from unittest import mock
 
 import testtools
 
-from nova_fork import chroot
 from nova_fork import cmd
 from nova_fork import config
+from nova_fork.env import chroot
 from nova_fork import errors
-from nova_fork import fetch
-from nova_fork import prove
+from nova_fork.proof import prove
 from nova_fork.tests import fakes
 from nova_fork import toxenvs
+from nova_fork.tree import fetch
 
 
 class ConfigTest(testtools.TestCase):

@@ -6,10 +6,10 @@ import testtools
 
 from nova_fork import cmd
 from nova_fork import config
+from nova_fork.env import novatox
+from nova_fork.env import runtime
 from nova_fork import errors
-from nova_fork import gate
-from nova_fork import novatox
-from nova_fork import runtime
+from nova_fork.proof import gate
 from nova_fork.tests import fakes
 from nova_fork import toxenvs
 

@@ -5,9 +5,9 @@ from unittest import mock
 import fixtures
 import testtools
 
-from nova_fork import capture
 from nova_fork import errors
-from nova_fork import referee
+from nova_fork.proof import capture
+from nova_fork.proof import referee
 
 DOMAIN = """\
 <domain type='kvm'>

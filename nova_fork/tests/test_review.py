@@ -6,12 +6,12 @@ from unittest import mock
 import fixtures
 import testtools
 
-from nova_fork import build
 from nova_fork import cmd
 from nova_fork import config
-from nova_fork import gitutils
-from nova_fork import review
+from nova_fork.dist import review
 from nova_fork.tests import fakes
+from nova_fork.tree import build
+from nova_fork.tree import gitutils
 
 CHANGE_IDS = {'0001-Fix-claims.patch': 'I' + '1' * 40,
               '0002-Fix-manager.patch': 'I' + '2' * 40,

@@ -13,13 +13,13 @@ import fixtures
 import testtools
 
 import nova_fork
-from nova_fork import chroot
 from nova_fork import cmd
 from nova_fork import config
+from nova_fork.env import chroot
+from nova_fork.env import runtime
+from nova_fork.env import venv
 from nova_fork import errors
-from nova_fork import runtime
 from nova_fork.tests import fakes
-from nova_fork import venv
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -564,11 +564,19 @@ def imports_of(path, package='nova_fork'):
             module = node.module or ''
             if node.level:
                 module = package + ('.' + module if module else '')
-            if module == package:
-                found.update('%s.%s' % (package, a.name) for a in node.names)
-            elif module.startswith(package + '.'):
-                found.add(module)
+            if module == package or module.startswith(package + '.'):
+                # from PACKAGE.SUB import NAME: the module NAME, or a name
+                # of the module PACKAGE.SUB
+                found.update(_module_of(module, a.name) for a in node.names)
     return found
+
+
+def _module_of(module, name):
+    folder = pathlib.Path(nova_fork.__file__).parent.parent.joinpath(
+        *module.split('.'))
+    if (folder / name).is_dir() or (folder / (name + '.py')).is_file():
+        return '%s.%s' % (module, name)
+    return module
 
 
 def find_cycle(graph):
@@ -617,8 +625,8 @@ class ImportGraphTest(testtools.TestCase):
 
     def test_no_cycle(self):
         graph = self.graph()
-        self.assertIn('nova_fork.runtime', graph['nova_fork.venv'])
-        self.assertIn('nova_fork.chroot', graph['nova_fork.runtime'])
+        self.assertIn('nova_fork.env.runtime', graph['nova_fork.env.venv'])
+        self.assertIn('nova_fork.env.chroot', graph['nova_fork.env.runtime'])
         for module in graph:
             if not module.endswith('__main__'):  # that one runs main()
                 importlib.import_module(module)
@@ -626,4 +634,4 @@ class ImportGraphTest(testtools.TestCase):
 
     def test_chroot_is_mechanics_only(self):
         self.assertEqual({'nova_fork.errors'},
-                         self.graph()['nova_fork.chroot'])
+                         self.graph()['nova_fork.env.chroot'])

@@ -7,10 +7,10 @@ import testtools
 
 from nova_fork import cmd
 from nova_fork import config
+from nova_fork.dist import sdist
 from nova_fork import errors
-from nova_fork import gitutils
-from nova_fork import sdist
 from nova_fork.tests import fakes
+from nova_fork.tree import gitutils
 
 
 def fake_make(drop=()):

@@ -15,10 +15,10 @@ import sys
 import tempfile
 import time
 
-from nova_fork import build
+from nova_fork.env import runtime
 from nova_fork import errors
-from nova_fork import fetch
-from nova_fork import runtime
+from nova_fork.tree import build
+from nova_fork.tree import fetch
 
 STAMP = 'nova-fork-lock.sha256'
 

@@ -7,10 +7,10 @@ import shutil
 import tarfile
 
 from nova_fork import config
-from nova_fork import detect
 from nova_fork import errors
-from nova_fork import fetch
-from nova_fork import gitutils
+from nova_fork.tree import detect
+from nova_fork.tree import fetch
+from nova_fork.tree import gitutils
 from nova_fork import units
 
 # Bump when the way trees are built changes, so old trees are rebuilt.

@@ -1,6 +1,6 @@
 """A suite's own Python stack, and nova's tests run on it.
 
-The suite's Debian root (chroot.py) gets nova's build dependencies from
+The suite's Debian root (env/chroot.py) gets nova's build dependencies from
 the suite (apt-get build-dep nova: what Debian's build runs the unit tests
 with) and python3-placement (the functional tests' placement service),
 once; a stamp names the source version they were installed for.  The
@@ -14,12 +14,12 @@ import re
 import shlex
 import subprocess
 
-from nova_fork import archive
-from nova_fork import chroot
 from nova_fork import config
+from nova_fork.debian import archive
+from nova_fork.env import chroot
 from nova_fork import errors
-from nova_fork import gitutils
-from nova_fork import prove
+from nova_fork.proof import prove
+from nova_fork.tree import gitutils
 
 STAMP = '.nova-fork-debian-stack'
 EXTRA = ('python3-placement',)

@@ -14,13 +14,14 @@ import pathlib
 import shutil
 import subprocess
 
-from nova_fork import build
+from nova_fork.env import runner
+from nova_fork.env import runtime
+from nova_fork.env import venv
 from nova_fork import errors
-from nova_fork import runner
-from nova_fork import runtime
-from nova_fork import venv
+from nova_fork.tree import build
 
-SCRIPT = pathlib.Path(__file__).parent / 'scripts' / 'capture_guests.py'
+SCRIPT = (pathlib.Path(__file__).parent.parent / 'scripts' /
+          'capture_guests.py')
 INDEX = 'guests.json'
 LOG = 'run.log'
 

@@ -11,9 +11,9 @@ import pathlib
 import re
 import time
 
+from nova_fork.env import novatox
 from nova_fork import errors
-from nova_fork import gitutils
-from nova_fork import novatox
+from nova_fork.tree import gitutils
 
 # step: (tox environment, arguments for it, takes a test selection)
 #

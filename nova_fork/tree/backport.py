@@ -9,12 +9,12 @@ it, with the tree left for a person to resolve.
 
 import shutil
 
-from nova_fork import build
 from nova_fork import config
+from nova_fork.dist import export
 from nova_fork import errors
-from nova_fork import export
-from nova_fork import gitutils
-from nova_fork import refresh
+from nova_fork.tree import build
+from nova_fork.tree import gitutils
+from nova_fork.tree import refresh
 
 HEADER = ('# Backports of line %(source)s to nova %(nova)s (series '
           '%(series)s), one\n# commit a line, in order; the format: '

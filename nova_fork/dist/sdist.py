@@ -37,14 +37,14 @@ import subprocess
 import tarfile
 import time
 
-from nova_fork import build
 from nova_fork import config
+from nova_fork.env import novatox
+from nova_fork.env import runner
+from nova_fork.env import runtime
+from nova_fork.env import venv
 from nova_fork import errors
-from nova_fork import gitutils
-from nova_fork import novatox
-from nova_fork import runner
-from nova_fork import runtime
-from nova_fork import venv
+from nova_fork.tree import build
+from nova_fork.tree import gitutils
 
 # pbr's switches for what it would generate from git: keep upstream's.
 PBR_SKIP = ('SKIP_GENERATE_AUTHORS', 'SKIP_WRITE_GIT_CHANGELOG',

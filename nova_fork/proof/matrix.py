@@ -8,7 +8,7 @@ proven is not run again.
 """
 
 from nova_fork import config
-from nova_fork import prove
+from nova_fork.proof import prove
 
 NONE = '-'
 

@@ -31,10 +31,10 @@ import shlex
 import subprocess
 import sys
 
-from nova_fork import build
+from nova_fork.env import runtime
+from nova_fork.env import venv
 from nova_fork import errors
-from nova_fork import runtime
-from nova_fork import venv
+from nova_fork.tree import build
 
 # The tox that drives the trees' tox.ini files, and the virtualenv it
 # makes their venvs with: pinned, as tested on 2026-12-04.

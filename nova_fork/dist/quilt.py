@@ -5,10 +5,10 @@ import shutil
 import subprocess
 import tempfile
 
-from nova_fork import build
 from nova_fork import errors
-from nova_fork import fetch
-from nova_fork import gitutils
+from nova_fork.tree import build
+from nova_fork.tree import fetch
+from nova_fork.tree import gitutils
 
 
 def dep3(tree, commit, bug, origin=None, forwarded='not-needed'):

@@ -5,11 +5,11 @@ import re
 import shutil
 import tempfile
 
-from nova_fork import build
 from nova_fork import config
+from nova_fork.dist import quilt
 from nova_fork import errors
-from nova_fork import gitutils
-from nova_fork import quilt
+from nova_fork.tree import build
+from nova_fork.tree import gitutils
 
 
 def dist_dir(root, series):

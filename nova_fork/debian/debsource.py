@@ -16,11 +16,11 @@ import shutil
 import subprocess
 import tarfile
 
-from nova_fork import archive
-from nova_fork import build
+from nova_fork.debian import archive
 from nova_fork import errors
-from nova_fork import fetch
-from nova_fork import gitutils
+from nova_fork.tree import build
+from nova_fork.tree import fetch
+from nova_fork.tree import gitutils
 
 STAMP = '.nova-fork-debian-source'
 

@@ -19,13 +19,13 @@ import shutil
 import subprocess
 import tempfile
 
-from nova_fork import build
 from nova_fork import config
-from nova_fork import debsource
-from nova_fork import debstack
+from nova_fork.debian import debsource
+from nova_fork.debian import debstack
+from nova_fork.dist import quilt
 from nova_fork import errors
-from nova_fork import gitutils
-from nova_fork import quilt
+from nova_fork.tree import build
+from nova_fork.tree import gitutils
 from nova_fork import units
 
 # what the regression tests need besides their own files: nova's fixtures

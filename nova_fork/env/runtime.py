@@ -24,7 +24,7 @@ import re
 import shutil
 import subprocess
 
-from nova_fork import chroot
+from nova_fork.env import chroot
 from nova_fork import errors
 
 PATH = 'path'

@@ -9,10 +9,10 @@ line's own variant under its files/ folder); a message entry gets the
 commit's message.  Right after a build, refresh changes nothing.
 """
 
-from nova_fork import build
+from nova_fork.dist import export
 from nova_fork import errors
-from nova_fork import export
-from nova_fork import gitutils
+from nova_fork.tree import build
+from nova_fork.tree import gitutils
 
 
 def _exclude(files):

@@ -2,9 +2,9 @@
 
 import os
 
-from nova_fork import detect
-from nova_fork import runtime
-from nova_fork import venv
+from nova_fork.env import runtime
+from nova_fork.env import venv
+from nova_fork.tree import detect
 
 PATHS = {
     'functional': './nova/tests/functional',

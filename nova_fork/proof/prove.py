@@ -12,18 +12,19 @@ import pathlib
 import re
 import subprocess
 
-from nova_fork import build
 from nova_fork import config
+from nova_fork.env import runner
+from nova_fork.env import runtime
+from nova_fork.env import venv
 from nova_fork import errors
-from nova_fork import runner
-from nova_fork import runtime
-from nova_fork import venv
+from nova_fork.tree import build
 
 PASS = 'pass'
 # Run by the base's python, from a folder of its own: a script's folder
 # comes first on sys.path, and the tool's modules must not shadow the
 # standard library's (cmd, venv) there.
-SUMMARY_SCRIPT = pathlib.Path(__file__).parent / 'scripts' / 'subunit2json.py'
+SUMMARY_SCRIPT = (pathlib.Path(__file__).parent.parent / 'scripts' /
+                  'subunit2json.py')
 ASSERTION_RE = re.compile(r'(AssertionError|MismatchError)')
 
 

@@ -15,12 +15,12 @@ import shutil
 import subprocess
 import tempfile
 
-from nova_fork import build
 from nova_fork import config
-from nova_fork import detect
 from nova_fork import errors
-from nova_fork import fetch
-from nova_fork import gitutils
+from nova_fork.tree import build
+from nova_fork.tree import detect
+from nova_fork.tree import fetch
+from nova_fork.tree import gitutils
 
 # Nova's limit on a commit's subject (its HACKING and git-review's hook)
 SUBJECT_MAX = 50
