@@ -10,9 +10,9 @@ it, with the tree left for a person to resolve.
 import shutil
 
 from nova_fork import config
-from nova_fork.dist import export
 from nova_fork import errors
 from nova_fork.tree import build
+from nova_fork.tree import cherrypick
 from nova_fork.tree import gitutils
 from nova_fork.tree import refresh
 
@@ -36,10 +36,10 @@ def write_series(base, source):
 
 def picks(base, entries):
     """[(source commit, source tree)] for the entries, in order."""
-    sources = export.source_commits(base)
+    sources = cherrypick.source_commits(base)
     result = []
     for entry in entries:
-        key = export.change_key(entry.path.read_text())
+        key = cherrypick.change_key(entry.path.read_text())
         if key not in sources:
             raise errors.UsageError(
                 '%s: %s is in no fork of line %s (its Change-Id or subject '

@@ -9,9 +9,9 @@ line's own variant under its files/ folder); a message entry gets the
 commit's message.  Right after a build, refresh changes nothing.
 """
 
-from nova_fork.dist import export
 from nova_fork import errors
 from nova_fork.tree import build
+from nova_fork.tree import cherrypick
 from nova_fork.tree import gitutils
 
 
@@ -96,12 +96,12 @@ def refresh(base):
     # everything is read before anything is written
     wanted = outputs(base, tree)
     if base.backport_of:
-        sources = export.source_commits(base)
+        sources = cherrypick.source_commits(base)
         for entry in base.commits(check_files=False):
             if entry.path in wanted:
-                picks = export.picks_of(sources, wanted[entry.path])
+                picks = cherrypick.picks_of(sources, wanted[entry.path])
                 if picks:
-                    wanted[entry.path] = export.update_cherry_picks(
+                    wanted[entry.path] = cherrypick.update_cherry_picks(
                         wanted[entry.path], picks)
     changed = []
     for path, text in wanted.items():
