@@ -1,9 +1,7 @@
-"""Runtimes (which interpreter, where), venv installers, the import graph."""
+"""Runtimes (which interpreter, where) and venv installers."""
 
-import ast
 import contextlib
 import dataclasses
-import importlib
 import io
 import pathlib
 import subprocess
@@ -12,7 +10,6 @@ from unittest import mock
 import fixtures
 import testtools
 
-import nova_fork
 from nova_fork import cmd
 from nova_fork import config
 from nova_fork.env import chroot
@@ -21,7 +18,7 @@ from nova_fork.env import venv
 from nova_fork import errors
 from nova_fork.tests import fakes
 
-PROJECT = pathlib.Path(__file__).resolve().parents[2]
+PROJECT = pathlib.Path(__file__).resolve().parents[3]
 
 
 class Host(fixtures.Fixture):
@@ -476,177 +473,3 @@ class TailTest(testtools.TestCase):
         self.assertEqual(
             'error in suds-jurko setup command: use_2to3 is invalid.',
             venv._tail(proc))
-
-
-class ChrootPackagesTest(testtools.TestCase):
-
-    def test_python_2_7(self):
-        self.assertEqual(
-            ('python2.7', 'python2.7-dev', 'python3', 'gcc', 'libc6-dev',
-             'ca-certificates', 'git'), chroot.packages('python2.7'))
-
-    def test_python_3(self):
-        self.assertEqual(
-            ('python3.13', 'python3.13-dev', 'python3.13-venv', 'python3',
-             'gcc', 'libc6-dev', 'ca-certificates', 'git'),
-            chroot.packages('python3.13'))
-
-    def test_suites(self):
-        self.assertTrue(chroot.has('bullseye', 'python3.9'))
-        self.assertFalse(chroot.has('bullseye', 'python3.11'))
-        self.assertTrue(chroot.has('bookworm', 'python3.11'))
-        self.assertEqual('3.13', chroot.python3_version('trixie'))
-        exc = self.assertRaises(errors.UsageError, chroot.provision, '/p',
-                                'trixie', 'python2.7')
-        self.assertEqual('Debian trixie has no python2.7 (it has '
-                         'python3.13)', str(exc))
-
-    def test_debootstrap_then_apt_get_the_interpreters_packages(self):
-        # debootstrap's resolver misses bookworm's python3.11-distutils:
-        # apt-get installs the interpreter's packages
-        project = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
-        with mock.patch.object(chroot.os, 'geteuid', return_value=0), \
-                mock.patch.object(chroot.shutil, 'which',
-                                  return_value='/usr/sbin/debootstrap'), \
-                mock.patch.object(chroot, 'unmount_all'), \
-                mock.patch.object(chroot, '_run') as run:
-            run.side_effect = lambda cmd, what, **kw: (
-                pathlib.Path(cmd[-2]).mkdir(parents=True)
-                if cmd[0] == 'debootstrap' else '')
-            target = chroot.provision(project, 'bookworm', 'python3.11')
-        self.assertEqual(project / '.cache/chroot/bookworm', target)
-        calls = [c[0][0] for c in run.call_args_list]
-        self.assertEqual(
-            ['debootstrap', '--variant=minbase',
-             '--include=python3,gcc,libc6-dev,ca-certificates,git',
-             'bookworm', str(target) + '.partial', chroot.MIRROR], calls[0])
-        self.assertEqual(
-            ['apt-get', 'install', '-y', '-q', '--no-install-recommends',
-             'python3.11', 'python3.11-dev', 'python3.11-venv'],
-            calls[-1][-8:])
-        self.assertTrue(chroot.ready(target, 'python3.11'))
-
-    def test_a_root_made_for_2_7_gets_3_9_added(self):
-        project = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
-        target = chroot.path(project, 'bullseye')
-        (target / chroot.VIRTUALENV_DIR).mkdir(parents=True)
-        (target / chroot.STAMP).write_text(
-            ' '.join(chroot.packages('python2.7')) + '\n')
-        self.assertTrue(chroot.ready(target, 'python2.7'))
-        self.assertFalse(chroot.ready(target, 'python3.9'))
-
-        @contextlib.contextmanager
-        def mounted(chroot_dir, project):
-            yield
-
-        with mock.patch.object(chroot.os, 'geteuid', return_value=0), \
-                mock.patch.object(chroot, 'mounted', mounted), \
-                mock.patch.object(chroot, '_run') as run:
-            chroot.provision(project, 'bullseye', 'python3.9')
-        self.assertEqual(
-            chroot.command(target, ['apt-get', 'install', '-y', '-q',
-                                    '--no-install-recommends', 'python3.9',
-                                    'python3.9-dev', 'python3.9-venv'], '/'),
-            run.call_args[0][0])
-        self.assertTrue(chroot.ready(target, 'python3.9'))
-        self.assertTrue(chroot.ready(target, 'python2.7'))
-
-
-def imports_of(path, package='nova_fork'):
-    """The package's modules that the module at path imports."""
-    tree = ast.parse(path.read_text(), str(path))
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names
-                         if a.name.startswith(package + '.'))
-        elif isinstance(node, ast.ImportFrom):
-            module = node.module or ''
-            if node.level:
-                module = package + ('.' + module if module else '')
-            if module == package or module.startswith(package + '.'):
-                # from PACKAGE.SUB import NAME: the module NAME, or a name
-                # of the module PACKAGE.SUB
-                found.update(_module_of(module, a.name) for a in node.names)
-    return found
-
-
-def _module_of(module, name):
-    folder = pathlib.Path(nova_fork.__file__).parent.parent.joinpath(
-        *module.split('.'))
-    if (folder / name).is_dir() or (folder / (name + '.py')).is_file():
-        return '%s.%s' % (module, name)
-    return module
-
-
-def find_cycle(graph):
-    """A list of modules that import each other in a ring, or None."""
-    done, path = set(), []
-
-    def visit(node):
-        if node in path:
-            return path[path.index(node):] + [node]
-        if node in done:
-            return None
-        path.append(node)
-        for target in sorted(graph.get(node, ())):
-            cycle = visit(target)
-            if cycle:
-                return cycle
-        path.pop()
-        done.add(node)
-        return None
-
-    for node in sorted(graph):
-        cycle = visit(node)
-        if cycle:
-            return cycle
-    return None
-
-
-class ImportGraphTest(testtools.TestCase):
-
-    def graph(self):
-        folder = pathlib.Path(nova_fork.__file__).parent
-        graph = {}
-        for path in sorted(folder.rglob('*.py')):
-            if 'scripts' in path.relative_to(folder).parts:
-                continue  # run by the base's python, not imported
-            parts = path.relative_to(folder.parent).with_suffix('').parts
-            if parts[-1] == '__init__':
-                parts = parts[:-1]
-            graph['.'.join(parts)] = imports_of(path)
-        return graph
-
-    def test_find_cycle(self):
-        self.assertEqual(['a', 'b', 'c', 'a'], find_cycle(
-            {'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}))
-        self.assertIsNone(find_cycle({'a': {'b'}, 'b': {'c'}, 'd': {'a'}}))
-
-    def test_no_cycle(self):
-        graph = self.graph()
-        self.assertIn('nova_fork.env.runtime', graph['nova_fork.env.venv'])
-        self.assertIn('nova_fork.env.chroot', graph['nova_fork.env.runtime'])
-        for module in graph:
-            if not module.endswith('__main__'):  # that one runs main()
-                importlib.import_module(module)
-        self.assertIsNone(find_cycle(graph))
-
-    def test_no_cycle_between_sub_packages(self):
-        # tree, then env, then dist and proof, then debian: each domain
-        # builds on those before it (the modules at the top, config,
-        # errors, units, are shared by all)
-        packages = {}
-        for module, imported in self.graph().items():
-            parts = module.split('.')
-            if len(parts) < 3 or parts[1] == 'tests':
-                continue
-            packages.setdefault(parts[1], set()).update(
-                name.split('.')[1] for name in imported
-                if name.count('.') >= 2 and name.split('.')[1] != parts[1])
-        self.assertEqual(set(), packages['tree'])
-        self.assertIsNone(find_cycle(packages))
-
-    def test_chroot_is_mechanics_only(self):
-        self.assertEqual({'nova_fork.errors'},
-                         self.graph()['nova_fork.env.chroot'])
