@@ -28,6 +28,7 @@ from nova_fork.commands import tox
 from nova_fork.commands import venv
 from nova_fork import config
 from nova_fork import errors
+from nova_fork import progress
 
 # In the order of --help.  Each module has HELP, add_arguments(parser) and
 # NAME_cmd(args, root), NAME being the module's (and the command's) name.
@@ -41,15 +42,22 @@ def name_of(command):
     return command.__name__.rpartition('.')[2]
 
 
+QUIET = 'no line on stderr for each step (fetch, build, venv, stestr)'
+
+
 def make_parser():
     parser = argparse.ArgumentParser(
         prog='nova-fork', description=__doc__.split('\n')[0])
+    parser.add_argument('-q', '--quiet', action='store_true', help=QUIET)
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')
     sub.required = True
     for command in COMMANDS:
         name = name_of(command)
         p = sub.add_parser(name, help=command.HELP)
         command.add_arguments(p)
+        # also after the command; unset there, it leaves nova-fork's
+        p.add_argument('-q', '--quiet', action='store_true',
+                       default=argparse.SUPPRESS, help=QUIET)
         p.set_defaults(func=getattr(command, '%s_cmd' % name))
     return parser
 
@@ -71,7 +79,8 @@ def main(argv=None):
         args.stestr_args = extra
     try:
         root = config.find_root()
-        return args.func(args, root)
+        with progress.shown(not args.quiet):
+            return args.func(args, root)
     except errors.ForkError as exc:
         print('nova-fork: error: %s' % exc, file=sys.stderr)
         return exc.exit_code

@@ -7,6 +7,7 @@ import tempfile
 from nova_fork import config
 from nova_fork.dist import quilt
 from nova_fork import errors
+from nova_fork import progress
 from nova_fork.tree import build
 from nova_fork.tree import cherrypick
 from nova_fork.tree import gitutils
@@ -56,8 +57,11 @@ def export(base):
     try:
         if base.backport_of:
             cherrypick.check(base, tree)
+        step = progress.Step()
         patches = format_patch(tree, base.nova, partial)
         verify(tree, base.nova, patches)
+        step.done('git am: %d patch%s onto nova %s give the fork\'s tree' % (
+            len(patches), '' if len(patches) == 1 else 'es', base.nova))
         if base.quilt:
             quilt.write_series(tree, base.nova, partial / 'quilt',
                                config.load_bug(base.root))

@@ -6,6 +6,7 @@ import subprocess
 import tempfile
 
 from nova_fork import errors
+from nova_fork import progress
 from nova_fork.tree import build
 from nova_fork.tree import fetch
 from nova_fork.tree import gitutils
@@ -80,6 +81,7 @@ def push_all(base, patches_dir, tree):
     """quilt push -a onto the unpacked sdist; it must give the fork's files."""
     version = base.nova
     sdist = fetch.fetch(base.root, version, base.sha256)
+    step = progress.Step()
     with tempfile.TemporaryDirectory() as tmp:
         src = pathlib.Path(tmp) / ('nova-%s' % version)
         build.unpack(sdist, src)
@@ -98,3 +100,6 @@ def push_all(base, patches_dir, tree):
                 raise errors.PatchError(
                     'quilt series on nova %s gives a %s that differs from '
                     'the fork' % (version, name))
+    step.done('quilt: the series pushes onto nova %s, as the fork\'s %d '
+              'file%s' % (version, len(changed),
+                          '' if len(changed) == 1 else 's'))

@@ -4,6 +4,7 @@ import os
 
 from nova_fork.env import runtime
 from nova_fork.env import venv
+from nova_fork import progress
 from nova_fork.tree import detect
 
 PATHS = {
@@ -51,14 +52,28 @@ def run(base, tree, stestr_args=(), path='functional'):
     if args:
         if args[0] not in STESTR_VERBS:
             args = ['run'] + args
-        return stestr(base, tree, args, path=path).returncode
+        return _timed(base, tree, args, path)
     if path == 'unit':
-        return stestr(base, tree, ['run'], path='unit').returncode
-    code = stestr(base, tree, ['run', '|'.join(base.tests)]).returncode
+        return _timed(base, tree, ['run'], 'unit')
+    code = _timed(base, tree, ['run', '|'.join(base.tests)], 'functional')
     if base.unit_tests:
-        unit = stestr(base, tree, ['run', '|'.join(base.unit_tests)],
-                      path='unit').returncode
+        unit = _timed(base, tree, ['run', '|'.join(base.unit_tests)], 'unit')
         code = code or unit
+    return code
+
+
+def _timed(base, tree, args, path):
+    """stestr's exit code; a run says on stderr how it ended, and when.
+
+    The tests are stestr's to count: its summary is printed just above.
+    """
+    venv.ensure(base)
+    step = progress.Step()
+    code = stestr(base, tree, args, path=path).returncode
+    if args[0] == 'run':
+        step.done('stestr: %s, %s tests: %s' % (
+            progress.where(tree, base.root), path,
+            'exit %d' % code if code else 'passed'))
     return code
 
 

@@ -17,6 +17,7 @@ import time
 
 from nova_fork.env import runtime
 from nova_fork import errors
+from nova_fork import progress
 from nova_fork.tree import build
 from nova_fork.tree import fetch
 
@@ -218,6 +219,7 @@ def ensure(base):
             'series %s has no lock file at %s; generate it with '
             '"nova-fork lock %s --constraints FILE"' % (
                 base.series, base.lock, base.series))
+    step = progress.Step()
     rt = runtime.pick(base)
     want = '%s %s' % (hashlib.sha256(base.lock.read_bytes()).hexdigest(),
                       rt.where)
@@ -226,6 +228,8 @@ def ensure(base):
     stamp = path / STAMP
     if stamp.is_file() and stamp.read_text().strip() == want and \
             python.exists():
+        step.done('venv: %s, reused' % progress.where(path, base.root),
+                  once=True)
         return python
     how = installer(rt)
     shutil.rmtree(path, ignore_errors=True)
@@ -240,6 +244,9 @@ def ensure(base):
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
         raise
+    step.done('venv: %s, made with %s from %s' % (
+        progress.where(path, base.root), how,
+        progress.where(base.lock, base.root)))
     return python
 
 

@@ -18,6 +18,7 @@ from nova_fork.env import runner
 from nova_fork.env import runtime
 from nova_fork.env import venv
 from nova_fork import errors
+from nova_fork import progress
 from nova_fork.tree import build
 
 SCRIPT = (pathlib.Path(__file__).parent.parent / 'scripts' /
@@ -41,9 +42,18 @@ def capture(base, tree, tests=None):
     'folder': path}; each record has the XML as ``xml``.
     """
     out = folder(base, tree)
-    if not (out / INDEX).is_file():
+    cached = (out / INDEX).is_file()
+    if not cached:
+        venv.ensure(base)
+    step = progress.Step()
+    if not cached:
         _run(base, tree, out, list(tests or base.regression))
-    return load(out)
+    taken = load(out)
+    step.done('capture: %s, %d guest XML%s of %d tests%s' % (
+        progress.where(tree, base.root), len(taken['records']),
+        '' if len(taken['records']) == 1 else 's', len(taken['tests']),
+        ' (cached)' if cached else ''))
+    return taken
 
 
 def _run(base, tree, out, tests):

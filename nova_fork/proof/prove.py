@@ -17,6 +17,7 @@ from nova_fork.env import runner
 from nova_fork.env import runtime
 from nova_fork.env import venv
 from nova_fork import errors
+from nova_fork import progress
 from nova_fork.tree import build
 
 PASS = 'pass'
@@ -82,11 +83,19 @@ def variants(base, lacking, mutants=True):
 def run_module(base, tree, regex=None):
     """Run the regression module once; {test id: record}, uncached."""
     python = venv.ensure(base)
+    step = progress.Step()
     filters = [regex] if regex else list(base.regression)
     proc = runner.stestr(base, tree, ['run', '--subunit'] + filters,
                          stdout=subprocess.PIPE)
-    return {record['id']: record
-            for record in _summary(base, python, tree, proc.stdout)}
+    records = {record['id']: record
+               for record in _summary(base, python, tree, proc.stdout)}
+    step.done('stestr: %s, %s' % (progress.where(tree, base.root),
+                                  _tests(records)))
+    return records
+
+
+def _tests(records):
+    return progress.tests(r['status'] for r in records.values())
 
 
 def _summary(base, python, tree, stream):
@@ -127,7 +136,10 @@ def results(base, **kwargs):
     key = hashlib.sha256((head + base.lock.read_text()).encode()).hexdigest()
     cache = build.build_dir(base.root) / 'results' / ('%s.json' % key[:20])
     if cache.is_file():
-        return json.loads(cache.read_text())
+        records = json.loads(cache.read_text())
+        progress.say('stestr: %s, %s (cached)' % (
+            progress.where(tree, base.root), _tests(records)), once=True)
+        return records
     records = run_module(base, tree)
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(records, indent=1, sort_keys=True))

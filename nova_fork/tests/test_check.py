@@ -23,7 +23,7 @@ class CheckTest(testtools.TestCase):
     def run_check(self, *args):
         with mock.patch('sys.stdout', new_callable=io.StringIO) as out, \
                 mock.patch('sys.stderr', new_callable=io.StringIO) as err:
-            code = cmd.main(['check'] + list(args))
+            code = cmd.main(['-q', 'check'] + list(args))
         return code, out.getvalue(), err.getvalue()
 
     def test_release_that_needs_every_unit(self):

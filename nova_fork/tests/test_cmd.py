@@ -51,7 +51,8 @@ class MainTest(testtools.TestCase):
     def test_build_prints_the_path(self):
         project = self.useFixture(fakes.FakeProject())
         with mock.patch('sys.stdout', new_callable=io.StringIO) as out:
-            self.assertEqual(0, cmd.main(['build', 'fake', '--pristine']))
+            self.assertEqual(0, cmd.main(['-q', 'build', 'fake',
+                                          '--pristine']))
         self.assertEqual(str(project.root / 'build' / 'fake-pristine'),
                          out.getvalue().strip())
 

@@ -8,6 +8,7 @@ import tarfile
 
 from nova_fork import config
 from nova_fork import errors
+from nova_fork import progress
 from nova_fork.tree import detect
 from nova_fork.tree import fetch
 from nova_fork.tree import gitutils
@@ -210,6 +211,7 @@ def build(base, pristine=False, without=None):
     leaves a tree that a later run would take for a good one.
     """
     sdist = fetch.fetch(base.root, base.nova, base.sha256)
+    step = progress.Step()
     lacking = lacking_units(base, sdist)
     chosen = select(base, lacking, pristine, without)
     tests_only = tests_kept(base, lacking, chosen)
@@ -219,6 +221,8 @@ def build(base, pristine=False, without=None):
     want = digest(base, commits, tests_only)
     stamp = dest / '.git' / STAMP
     if stamp.is_file() and stamp.read_text().strip() == want:
+        step.done('build: %s, reused' % progress.where(dest, base.root),
+                  once=True)
         return dest
     partial = build_dir(base.root) / ('.%s.partial-%d' % (name, os.getpid()))
     remove_stale_partials(build_dir(base.root), name)
@@ -236,4 +240,7 @@ def build(base, pristine=False, without=None):
         partial.rename(dest)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
+    step.done('build: %s, made: nova %s and %d commit%s' % (
+        progress.where(dest, base.root), base.nova, len(commits),
+        '' if len(commits) == 1 else 's'))
     return dest

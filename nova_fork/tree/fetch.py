@@ -11,6 +11,7 @@ import tempfile
 import urllib.request
 
 from nova_fork import errors
+from nova_fork import progress
 
 INDEX = 'https://pypi.org/simple'
 SIMPLE_JSON = 'application/vnd.pypi.simple.v1+json'
@@ -92,6 +93,7 @@ def fetch(root, version, sha256=None):
     With sha256, a file whose hash differs is refused and removed, so the
     cache never holds a bad sdist.
     """
+    step = progress.Step()
     cache = cache_dir(root)
     path = cache / ('nova-%s.tar.gz' % version)
     if not path.is_file():
@@ -104,12 +106,16 @@ def fetch(root, version, sha256=None):
                     'pip download nova==%s gave no %s' % (version, path.name))
             _verify(got, sha256)
             shutil.move(str(got), str(path))
+        step.done('fetch: nova %s, downloaded to %s' % (
+            version, progress.where(cache, root)))
     else:
         try:
             _verify(path, sha256)
         except errors.HashMismatch:
             path.unlink()
             raise
+        step.done('fetch: nova %s, cached in %s' % (
+            version, progress.where(cache, root)), once=True)
     return path
 
 

@@ -65,7 +65,7 @@ class ReviewTest(testtools.TestCase):
     def run_review(self, *args):
         with mock.patch('sys.stdout', new_callable=io.StringIO) as out, \
                 mock.patch('sys.stderr', new_callable=io.StringIO) as err:
-            code = cmd.main(['review', 'fake'] + list(args))
+            code = cmd.main(['-q', 'review', 'fake'] + list(args))
         return code, out.getvalue(), err.getvalue()
 
     def patch_texts(self):

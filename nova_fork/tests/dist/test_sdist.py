@@ -138,7 +138,7 @@ class SdistTest(testtools.TestCase):
     def test_command_prints_the_tarball(self):
         with mock.patch.object(sdist, 'make', fake_make()), \
                 mock.patch('sys.stdout', new_callable=io.StringIO) as out:
-            self.assertEqual(0, cmd.main(['sdist', 'fake']))
+            self.assertEqual(0, cmd.main(['-q', 'sdist', 'fake']))
         self.assertTrue(out.getvalue().endswith(
             'dist/sdist/fake/nova-1.0.0.post1860555.tar.gz\n'))
 
@@ -146,7 +146,7 @@ class SdistTest(testtools.TestCase):
         make = fake_make(drop=('nova/compute/claims.py',))
         with mock.patch.object(sdist, 'make', make), \
                 mock.patch('sys.stderr', new_callable=io.StringIO) as err:
-            self.assertEqual(8, cmd.main(['sdist', 'fake']))
+            self.assertEqual(8, cmd.main(['-q', 'sdist', 'fake']))
         self.assertEqual(1, len(err.getvalue().splitlines()))
         self.assertIn('nova/compute/claims.py is missing', err.getvalue())
 
