@@ -6,7 +6,7 @@ import re
 
 from nova_fork import config
 from nova_fork import errors
-from nova_fork import fetch
+from nova_fork.tree import fetch
 from nova_fork import units
 
 VERSION_RE = re.compile(r'^(\d+)\.\d+\.\d+(\.0(rc|b)\d+)?$')

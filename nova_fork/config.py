@@ -14,9 +14,9 @@ import dataclasses
 import os
 import pathlib
 
-from nova_fork import chroot
-from nova_fork import detect
+from nova_fork.env import chroot
 from nova_fork import errors
+from nova_fork.tree import detect
 
 BASES_FILE = 'bases.ini'
 BUG_SECTION = 'bug'
@@ -59,7 +59,7 @@ class Unit:
     repeats: str = ''
 
 
-# The providers of a base's interpreter (runtime.py), and the default.
+# The providers of a base's interpreter (env/runtime.py), and the default.
 RUNTIMES = ('path', 'pyenv') + tuple('debian:%s' % s for s in chroot.SUITES)
 DEFAULT_RUNTIME = ('path', 'pyenv')
 
@@ -115,7 +115,7 @@ class Base:
     backport_of: str = ''
     setenv: tuple = ()
     # where the interpreter comes from, in the order to try: words among
-    # path, pyenv and debian:SUITE (see runtime.py)
+    # path, pyenv and debian:SUITE (see env/runtime.py)
     runtime: tuple = DEFAULT_RUNTIME
     # where the line's variants of the project's new files are (None: the
     # files/ folder of its patches)

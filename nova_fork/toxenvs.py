@@ -4,8 +4,8 @@
 to bases.ini adds its environments with no edit of tox.ini.
 """
 
-from nova_fork import chroot
 from nova_fork import config
+from nova_fork.env import chroot
 
 # verb: (description, nova-fork command); %(line)s and %(release)s are the
 # line's, as bases.ini gives them

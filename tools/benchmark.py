@@ -29,11 +29,11 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nova_fork import build  # noqa: E402
 from nova_fork import config  # noqa: E402
-from nova_fork import prove  # noqa: E402
-from nova_fork import runtime  # noqa: E402
-from nova_fork import venv  # noqa: E402
+from nova_fork.env import runtime  # noqa: E402
+from nova_fork.env import venv  # noqa: E402
+from nova_fork.proof import prove  # noqa: E402
+from nova_fork.tree import build  # noqa: E402
 
 INSTALLERS = ('uv', 'pip')
 # Nova's own reproducer of a PCI reschedule (29.2.1 and later), the

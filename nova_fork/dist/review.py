@@ -1,0 +1,437 @@
+"""The Gerrit-ready part of a line's series, as git format-patch files.
+
+The commits of the series marked ``review`` are taken from the line's fork
+tree, given the user's own identity as author and ``Signed-off-by``, and
+the bug trailers Gerrit wants, and written to ``dist/review/LINE/`` for a
+nova contributor to ``git am`` onto a nova clone and push with ``git
+review``.  Nothing is written unless every check passed.
+"""
+
+import dataclasses
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import tempfile
+
+from nova_fork import config
+from nova_fork import errors
+from nova_fork.proof import commitgate
+from nova_fork.tree import build
+from nova_fork.tree import detect
+from nova_fork.tree import fetch
+from nova_fork.tree import gitutils
+
+# Nova's limit on a commit's subject (its HACKING and git-review's hook)
+SUBJECT_MAX = 50
+# where the report of the move path's bug is, to file before --bug
+MOVE_REPORT = 'doc/source/bug-report-move.rst'
+# the fixed flags of export, but numbered ([PATCH n/m]) as a series to mail
+FORMAT_PATCH_FLAGS = tuple(
+    f for f in gitutils.FORMAT_PATCH_FLAGS if f != '-N') + ('--numbered',)
+
+IDENT_RE = re.compile(r'^(?P<who>.*<[^<>]*>) \d+ [+-]\d{4}$')
+CHANGE_ID_RE = re.compile(r'^Change-Id: (I[0-9a-f]{40})$', re.M)
+PICKED_RE = re.compile(r'^\(cherry picked from commit [0-9a-f]{40}\)\n?',
+                       re.M)
+# What a review series adds that is named after its bug, as nova names
+# them: the regression test (regressions/README.rst: test_bug_N.py) and
+# the release note (bug-N-...).  The fork names them without a number
+# until the bug is filed; --bug N renames them.
+REGRESSIONS = 'nova/tests/functional/regressions/'
+NOTES = 'releasenotes/notes/'
+BUG_URL = 'https://bugs.launchpad.net/nova/+bug/%s'
+
+
+@dataclasses.dataclass
+class Result:
+    # the folder written, None when a commit failed the gate
+    dest: pathlib.Path
+    # what was checked and what to do next, a line each, for a person
+    notes: list
+    # the gate of each commit alone: [(subject, {check: Cell})]
+    gate: list = dataclasses.field(default_factory=list)
+
+
+def review_dir(root, series):
+    return pathlib.Path(root) / 'dist' / 'review' / series
+
+
+def bug_number(text):
+    """The --bug argument as a number, or a usage error.
+
+    >>> bug_number('2012345')
+    '2012345'
+    >>> bug_number('0')
+    Traceback (most recent call last):
+    ...
+    nova_fork.errors.UsageError: --bug takes a Launchpad bug number, \
+a positive integer, not '0'
+    """
+    if text is None or re.fullmatch(r'[1-9][0-9]*', text):
+        return text
+    raise errors.UsageError('--bug takes a Launchpad bug number, a '
+                            'positive integer, not %r' % text)
+
+
+def identity(cwd=None):
+    """'Name <email>' of the user, as git resolves it in cwd.
+
+    The user's git configuration (local, global, system) and GIT_AUTHOR_*
+    count, as for a commit of theirs; an identity git would only guess
+    from the host does not.
+    """
+    try:
+        proc = subprocess.run(
+            ('git', '-c', 'user.useConfigOnly=true', 'var',
+             'GIT_AUTHOR_IDENT'), cwd=cwd or os.getcwd(),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except FileNotFoundError:
+        raise errors.UsageError('git is not installed: install git first')
+    match = IDENT_RE.match(proc.stdout.strip())
+    if proc.returncode or not match:
+        said = [s.strip() for s in proc.stderr.splitlines() if s.strip()]
+        raise errors.UsageError(
+            'no git identity to sign the review series with (git var '
+            'GIT_AUTHOR_IDENT: %s); set yours: git config --global '
+            'user.name "Your Name"; git config --global user.email '
+            'you@example.org' % (said[-1] if said else 'nothing'))
+    return match.group('who')
+
+
+def parse_onto(text):
+    """GITDIR[@REF] as (GITDIR, REF); REF is HEAD when not given.
+
+    >>> parse_onto('/no/such/repo@stable/2026.1')
+    (PosixPath('/no/such/repo'), 'stable/2026.1')
+    >>> parse_onto('/no/such/repo')
+    (PosixPath('/no/such/repo'), 'HEAD')
+    """
+    path = pathlib.Path(text)
+    if '@' in text and not path.exists():
+        where, _, ref = text.rpartition('@')
+        return pathlib.Path(where), ref or 'HEAD'
+    return path, 'HEAD'
+
+
+def resolve_onto(text):
+    """(GITDIR, REF, SHA) of --onto, or a usage error saying why not."""
+    gitdir, ref = parse_onto(text)
+    if not gitdir.is_dir() or gitutils.git(
+            gitdir, 'rev-parse', '--git-dir', check=False).returncode:
+        raise errors.UsageError(
+            '--onto %s: %s is not a git directory; name a clone or mirror '
+            'of nova, e.g. --onto ~/nova@master' % (text, gitdir))
+    proc = gitutils.git(gitdir, 'rev-parse', '--verify', '--quiet',
+                        '%s^{commit}' % ref, check=False)
+    if proc.returncode:
+        raise errors.UsageError(
+            '--onto %s: %s has no commit %r (git -C %s branch -a lists its '
+            'branches)' % (text, gitdir, ref, gitdir))
+    if ref == 'HEAD':
+        # a mirror's HEAD is its default branch: say which
+        ref = gitutils.git(gitdir, 'symbolic-ref', '--short', '-q', 'HEAD',
+                           check=False).stdout.strip() or ref
+    return gitdir, ref, proc.stdout.strip()
+
+
+def review_commits(base, tree):
+    """[(Commit, commit id)] of the tree's commits marked review.
+
+    The tree has one commit per series entry the release gets, in order
+    (build.select), on the pristine import tagged with the version.
+    """
+    sdist = fetch.fetch(base.root, base.nova, base.sha256)
+    commits = build.select(base, build.lacking_units(base, sdist))
+    ids = gitutils.out(tree, 'rev-list', '--reverse',
+                       '%s..HEAD' % base.nova).split()
+    if len(ids) != len(commits):
+        raise errors.PatchError(
+            '%s has %d commits on nova %s, the series %d; run "nova-fork '
+            'refresh %s" to keep its edits, or remove it to build it '
+            'again' % (tree, len(ids), base.nova, len(commits), base.series))
+    got = {c.number for c in commits}
+    for commit in base.commits():
+        if commit.review and commit.number not in got:
+            raise errors.UsageError(
+                '%s: entry %d (%s) is marked review, but nova %s has its '
+                'unit %s; only the commits the release gets can be '
+                'reviewed' % (base.patches / 'series', commit.number,
+                              commit.name, base.nova, commit.unit))
+    picked = [(c, i) for c, i in zip(commits, ids) if c.review]
+    if not picked:
+        raise errors.UsageError(
+            '%s marks no entry review: add the word review to the entries '
+            'that go to Gerrit' % (base.patches / 'series'))
+    return picked
+
+
+def check_messages(tree, picked):
+    """Each subject fits nova's limit, each commit has its Change-Id."""
+    for commit, sha in picked:
+        subject = gitutils.out(tree, 'show', '-s', '--format=%s', sha)
+        if len(subject) > SUBJECT_MAX:
+            raise errors.PatchError(
+                'entry %d (%s): its subject is %d characters, more than '
+                "nova's %d: \"%s\"; shorten it in the line's tree and run "
+                'nova-fork refresh' % (commit.number, commit.name,
+                                       len(subject), SUBJECT_MAX, subject))
+        message = gitutils.out(tree, 'show', '-s', '--format=%B', sha)
+        if not CHANGE_ID_RE.search(message):
+            raise errors.PatchError(
+                'entry %d (%s) has no "Change-Id: I..." line, which Gerrit '
+                'needs: add one to its message' % (commit.number,
+                                                   commit.name))
+
+
+def trailers(commit, message, bug_id, new_bug, who, closes=True):
+    """The arguments of git interpret-trailers for a commit's message.
+
+    With new_bug, a fix says Closes-Bug when it completes the fix
+    (closes), Partial-Bug before that, and the other commits
+    Related-Bug.  Change-Id is kept, and moved last: Gerrit reads it from
+    the footer.
+
+    >>> from nova_fork.config import Commit
+    >>> fix = Commit(1, 'a.patch', None, (), unit='u', review=True)
+    >>> msg = 'S\\n\\nRelated-Bug: #1\\nChange-Id: I%s\\n' % ('0' * 40)
+    >>> trailers(fix, msg, '1', '7', 'A <a@b>')
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['--if-exists', 'addIfDifferent', '--trailer', 'Closes-Bug: #7',
+     '--trailer', 'Signed-off-by: A <a@b>',
+     '--where', 'end', '--if-exists', 'replace',
+     '--trailer', 'Change-Id: I0000000000000000000000000000000000000000']
+    >>> trailers(fix, msg, '1', '7', 'A <a@b>', closes=False)[3]
+    'Partial-Bug: #7'
+    """
+    add = []
+    if not re.search(r'^[\w-]+-Bug: #%s$' % bug_id, message, re.M):
+        add.append('Related-Bug: #%s' % bug_id)
+    if new_bug:
+        kind = 'Related'
+        if commit.is_fix:
+            kind = 'Closes' if closes else 'Partial'
+        add.append('%s-Bug: #%s' % (kind, new_bug))
+    add.append('Signed-off-by: %s' % who)
+    args = ['--if-exists', 'addIfDifferent']
+    for trailer in add:
+        args += ['--trailer', trailer]
+    change_id = CHANGE_ID_RE.findall(message)[-1]
+    return args + ['--where', 'end', '--if-exists', 'replace',
+                   '--trailer', 'Change-Id: %s' % change_id]
+
+
+def bug_names(tree, shas, new_bug):
+    """{path: new path} of what the commits add that is named after a bug.
+
+    A regression test module that is not test_bug_N.py yet becomes
+    test_bug_NEW.py, a release note bug-NEW-NAME.yaml.
+    """
+    renames = {}
+    for sha in shas:
+        for path in gitutils.out(
+                tree, 'diff-tree', '--no-commit-id', '--name-only', '-r',
+                '--diff-filter=A', sha).split():
+            name = pathlib.PurePath(path).name
+            if path.startswith(REGRESSIONS) and path.endswith('.py') and \
+                    not re.fullmatch(r'test_bug_\d+\.py', name):
+                renames[path] = '%stest_bug_%s.py' % (REGRESSIONS, new_bug)
+            elif path.startswith(NOTES) and path.endswith('.yaml') and \
+                    not name.startswith('bug-'):
+                renames[path] = '%sbug-%s-%s' % (NOTES, new_bug, name)
+    return renames
+
+
+def rename_in_patch(patch, renames):
+    """The patch with its paths renamed (diff headers and stat lines)."""
+    for old, new in renames.items():
+        patch = patch.replace('a/%s' % old, 'a/%s' % new)
+        patch = patch.replace('b/%s' % old, 'b/%s' % new)
+        patch = patch.replace(' %s ' % old, ' %s ' % new)
+    return patch
+
+
+def link_note(work, path, new_bug):
+    """Add the bug's link to a release note the commit adds, if missing."""
+    note = work / path
+    text = note.read_text()
+    if BUG_URL % new_bug in text:
+        return False
+    text = text.rstrip('\n') + (
+        ' See `bug %(n)s`_ for details.\n\n    .. _bug %(n)s: %(url)s\n' % {
+            'n': new_bug, 'url': BUG_URL % new_bug})
+    note.write_text(text)
+    return True
+
+
+def split_picks(message):
+    """(the message without its cherry-pick lines, those lines).
+
+    >>> pick = '(cherry picked from commit %s)\\n' % ('a' * 40)
+    >>> body, picks = split_picks('S\\n\\nChange-Id: I1\\n' + pick)
+    >>> body, picks[:28]
+    ('S\\n\\nChange-Id: I1\\n\\n', '(cherry picked from commit a')
+    """
+    picks = ''.join(p.rstrip() + '\n' for p in PICKED_RE.findall(message))
+    return PICKED_RE.sub('', message).rstrip() + '\n\n', picks
+
+
+def rewrite(tree, tag, picked, bug_id, new_bug, who, work):
+    """The picked commits on tag, in a clone at work, as the user's.
+
+    Return {path: new path} of the files renamed after new_bug.
+    """
+    gitutils.git(tree, 'clone', '-q', '--no-checkout', str(tree), str(work))
+    gitutils.git(work, 'checkout', '-q', '--detach', tag)
+    renames = bug_names(tree, [sha for _, sha in picked], new_bug) \
+        if new_bug else {}
+    last_fix = max([n for n, (c, _) in enumerate(picked) if c.is_fix],
+                   default=None)
+    for n, (commit, sha) in enumerate(picked):
+        # git am, not cherry-pick: a 3-way merge could quietly rebase it
+        patch = gitutils.git(work, 'format-patch', '--stdout', '-1',
+                             *gitutils.FORMAT_PATCH_FLAGS, sha).stdout
+        patch = rename_in_patch(patch, renames)
+        proc = gitutils.git(work, 'am', '-q', input=patch, check=False)
+        if proc.returncode:
+            raise errors.PatchError(
+                'entry %d (%s) does not apply without the entries before it '
+                'that are not marked review (%s): mark those review too, or '
+                'order the series so that the review entries come first' % (
+                    commit.number, commit.name, detect.describe_failure(
+                        patch, proc.stderr + proc.stdout)))
+        for path in renames.values():
+            if path.startswith(NOTES) and (work / path).is_file() and \
+                    link_note(work, path, new_bug):
+                gitutils.git(work, 'add', path)
+        message = gitutils.out(work, 'show', '-s', '--format=%B', 'HEAD')
+        for old, new in renames.items():
+            message = message.replace(old, new)
+        # a backport's "(cherry picked from commit X)" lines stay last,
+        # after Change-Id, as on upstream's stable branches
+        body, picks = split_picks(message)
+        message = gitutils.git(
+            work, 'interpret-trailers',
+            *trailers(commit, body, bug_id, new_bug, who,
+                      closes=n == last_fix),
+            input=body).stdout
+        message = message.rstrip() + '\n' + picks
+        # --author keeps the commit's own author date
+        gitutils.git(work, 'commit', '-q', '--amend', '--cleanup=verbatim',
+                     '--author', who, '-F', '-', input=message)
+    return renames
+
+
+def format_patch(work, tag, outdir):
+    gitutils.git(work, 'format-patch', '-q', *FORMAT_PATCH_FLAGS,
+                 '-o', str(outdir), '%s..HEAD' % tag)
+    return sorted(outdir.glob('*.patch'))
+
+
+def git_am(checkout, patches, onto):
+    """git am the patches in checkout; a PatchError naming onto if not."""
+    for patch in patches:
+        proc = gitutils.git(checkout, 'am', '-q', str(patch), check=False)
+        if proc.returncode:
+            gitutils.git(checkout, 'am', '--abort', check=False)
+            raise errors.PatchError('%s does not git am onto %s: %s' % (
+                patch.name, onto, detect.describe_failure(
+                    patch.read_text(), proc.stderr + proc.stdout)))
+
+
+def check_pristine(base, patches, tmp):
+    """git am onto a clone of the pristine release."""
+    pristine = build.build(base, pristine=True)
+    clone = tmp / 'pristine'
+    gitutils.git(pristine, 'clone', '-q', '--no-checkout', str(pristine),
+                 str(clone))
+    gitutils.git(clone, 'checkout', '-q', '--detach', base.nova)
+    git_am(clone, patches, 'nova %s' % base.nova)
+
+
+def check_onto(gitdir, ref, sha, patches, tmp):
+    """git am onto ref of gitdir, in a worktree removed afterwards."""
+    checkout = tmp / 'onto'
+    gitutils.git(gitdir, 'worktree', 'add', '-q', '--detach', str(checkout),
+                 sha)
+    try:
+        git_am(checkout, patches, '%s (%s)' % (ref, sha[:12]))
+    finally:
+        gitutils.git(gitdir, 'worktree', 'remove', '--force', str(checkout),
+                     check=False)
+        gitutils.git(gitdir, 'worktree', 'prune', check=False)
+
+
+def review(base, bug=None, onto=None, cwd=None, gate=True):
+    """Write the line's review series to dist/review/LINE; a Result.
+
+    With gate, each commit is first checked alone (commitgate); nothing
+    is written when one fails (Result.dest is None).
+    """
+    new_bug = bug_number(bug)
+    bug_id = config.load_bug(base.root).id
+    if new_bug == bug_id:
+        raise errors.UsageError(
+            '--bug %s is the bug of the build path, which upstream fixed; '
+            'file the move path as its own bug (%s) and give its number' % (
+                bug, MOVE_REPORT))
+    who = identity(cwd)
+    target = resolve_onto(onto) if onto else None
+    tree = build.build(base)
+    picked = review_commits(base, tree)
+    check_messages(tree, picked)
+    notes = ['%d commit(s) marked review, subjects of at most %d '
+             'characters: %s' % (len(picked), SUBJECT_MAX, ', '.join(
+                 str(c.number) for c, _ in picked)),
+             'author and Signed-off-by: %s' % who]
+    dest = review_dir(base.root, base.series)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.parent / ('.%s.partial' % base.series)
+    shutil.rmtree(partial, ignore_errors=True)
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = pathlib.Path(tmp)
+            renames = rewrite(tree, base.nova, picked, bug_id, new_bug, who,
+                              tmp / 'work')
+            for old, new in sorted(renames.items()):
+                notes.append('named after bug %s: %s (the fork\'s %s)' % (
+                    new_bug, new, old))
+            patches = format_patch(tmp / 'work', base.nova, partial)
+            notes.append('%d line(s) added by the series' % added_lines(
+                tmp / 'work', base.nova))
+            check_pristine(base, patches, tmp)
+            notes.append('applies onto nova %s (the pristine release)' %
+                         base.nova)
+            if target:
+                gitdir, ref, sha = target
+                check_onto(gitdir, ref, sha, patches, tmp)
+                notes.append('applies onto %s (%s) of %s' % (
+                    ref, sha[:12], gitdir))
+            if gate:
+                rows = commitgate.gate(base, tmp / 'work', base.nova)
+        if commitgate.failed(rows):
+            return Result(None, notes, rows)
+        if dest.exists():
+            shutil.rmtree(dest)
+        partial.rename(dest)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    if new_bug:
+        notes.append('the fixes say Partial-Bug: #%s, the last Closes-Bug: '
+                     '#%s, and Related-Bug: #%s; the other commits '
+                     'Related-Bug: #%s' % (new_bug, new_bug, bug_id, new_bug))
+    else:
+        notes.append('the commits say only Related-Bug: #%s: file the move '
+                     'path as its own bug (the report is %s), then run '
+                     'again with --bug N' % (bug_id, MOVE_REPORT))
+    return Result(dest, notes, rows)
+
+
+def added_lines(work, tag):
+    """The lines the series' commits add, summed over the commits."""
+    stat = gitutils.out(work, 'log', '--format=', '--numstat',
+                        '%s..HEAD' % tag)
+    return sum(int(line.split()[0]) for line in stat.splitlines()
+               if line.split() and line.split()[0].isdigit())

@@ -1,0 +1,116 @@
+import io
+import pathlib
+from unittest import mock
+
+import testtools
+
+from nova_fork import cmd
+from nova_fork import config
+from nova_fork.env import novatox
+from nova_fork.env import runtime
+from nova_fork import errors
+from nova_fork.tests import fakes
+from nova_fork import toxenvs
+
+LOCK = '# header\nsetuptools==65.5.0\nsix==1.16.0\n'
+
+
+class EnvironmentTest(testtools.TestCase):
+
+    def test_lock_and_seed(self):
+        env = novatox.environment('/p/locks/2024.1.txt', LOCK)
+        self.assertEqual(
+            [('TOX_CONSTRAINTS_FILE', '/p/locks/2024.1.txt'),
+             ('TOX_OVERRIDE',
+              'testenv.set_env+=PIP_CONSTRAINT=/p/locks/2024.1.txt;'
+              'testenv.set_env+=VIRTUALENV_SETUPTOOLS=65.5.0;'
+              'testenv.download=true')], env)
+
+    def test_another_python(self):
+        env = dict(novatox.environment(
+            '/l.txt', 'six==1\n', 'python3.10', '/py/3.10.13/bin'))
+        self.assertEqual('/py/3.10.13/bin:$PATH', env['PATH'])
+        # no setuptools in the lock: virtualenv's seed is left alone
+        self.assertEqual('testenv.set_env+=PIP_CONSTRAINT=/l.txt;'
+                         'testenv.base_python=python3.10;'
+                         'tox.ignore_base_python_conflict=true',
+                         env['TOX_OVERRIDE'])
+
+    def test_shell_command_can_be_pasted(self):
+        env = novatox.environment('/l.txt', LOCK, 'python3.10', '/py/bin')
+        self.assertEqual(
+            "cd /p/build/2023.1 && PATH=/py/bin:\"$PATH\" "
+            "TOX_CONSTRAINTS_FILE=/l.txt TOX_OVERRIDE='testenv.set_env+="
+            "PIP_CONSTRAINT=/l.txt;testenv.set_env+="
+            "VIRTUALENV_SETUPTOOLS=65.5.0;testenv.download=true;"
+            "testenv.base_python=python3.10;"
+            "tox.ignore_base_python_conflict=true' tox -e functional -- "
+            "'a|b'",
+            novatox.shell_command('/p/build/2023.1', env, 'tox',
+                                  ['-e', 'functional', '--', 'a|b']))
+
+    def test_process_env_drops_an_outer_tox(self):
+        env = novatox.process_env(
+            [('PATH', '/py/bin:$PATH'), ('TOX_CONSTRAINTS_FILE', '/l.txt')],
+            {'PATH': '/usr/bin', 'TOX_WORK_DIR': '/x/.tox',
+             'TOX_ENV_NAME': 'gate-master', 'VIRTUAL_ENV': '/x/.tox/g',
+             'HOME': '/root'})
+        self.assertEqual({'PATH': '/py/bin:/usr/bin', 'HOME': '/root',
+                          'TOX_CONSTRAINTS_FILE': '/l.txt'}, env)
+
+    def test_no_en_us_locale(self):
+        env = dict(novatox.environment('/l.txt', '', locale=False))
+        self.assertIn('testenv.set_env+=LC_ALL=C.UTF-8', env['TOX_OVERRIDE'])
+
+    def test_pinned(self):
+        self.assertEqual('2.1', novatox.pinned('oslo_db==2.1\n', 'oslo.db'))
+        self.assertIsNone(novatox.pinned('setuptools>=1\n', 'setuptools'))
+
+
+class PythonOfTest(testtools.TestCase):
+
+    def base(self, python):
+        project = self.useFixture(fakes.FakeProject())
+        base = config.get_base(project.root, 'fake')
+        return base, runtime.Runtime(base, runtime.PYENV,
+                                     '/py/%s/bin/python%s' % (python, python),
+                                     tuple(int(n) for n in python.split('.')))
+
+    def test_same_python_as_tox(self):
+        base, rt = self.base('%d.%d' % novatox.sys.version_info[:2])
+        with mock.patch.object(runtime, 'pick', return_value=rt):
+            self.assertEqual((None, None), novatox.python_of(base))
+
+    def test_another_python(self):
+        base, rt = self.base('3.1')
+        with mock.patch.object(runtime, 'pick', return_value=rt):
+            self.assertEqual((base.python, '/py/3.1/bin'),
+                             novatox.python_of(base))
+
+    def test_python2_is_refused(self):
+        base, rt = self.base('2.7')
+        with mock.patch.object(runtime, 'pick', return_value=rt):
+            exc = self.assertRaises(errors.UsageError, novatox.python_of,
+                                    base)
+        self.assertIn('nova-fork test fake', str(exc))
+
+
+class CommandTest(testtools.TestCase):
+
+    def test_tox_args_after_dashes(self):
+        project = self.useFixture(fakes.FakeProject())
+        with mock.patch.object(novatox, 'run', return_value=0) as run, \
+                mock.patch('sys.stdout', new_callable=io.StringIO):
+            code = cmd.main(['tox', 'fake', '--pristine', '--', '-e',
+                             'pep8'])
+        self.assertEqual(0, code)
+        base, args = run.call_args[0]
+        self.assertEqual(('fake', ['-e', 'pep8'], True),
+                         (base.series, args, run.call_args[1]['pristine']))
+        self.assertEqual(pathlib.Path(project.root), base.root)
+
+    def test_gate_env_for_every_line(self):
+        project = self.useFixture(fakes.FakeProject())
+        envs = toxenvs.envs(project.root, ('--pristine',))
+        self.assertEqual([['nova-fork', 'gate', 'fake', '--pristine']],
+                         envs['gate-fake'][1])

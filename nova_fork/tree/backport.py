@@ -1,0 +1,95 @@
+"""Write a line's commits as backports of the line above it.
+
+As upstream backports down its branches: each commit of the source line's
+fork (``backport_of``) that the release needs is cherry-picked with ``git
+cherry-pick -x`` onto the pristine release, in build/LABEL, and the result
+is written back to the line's patches with ``refresh``.  A conflict stops
+it, with the tree left for a person to resolve.
+"""
+
+import shutil
+
+from nova_fork import config
+from nova_fork import errors
+from nova_fork.tree import build
+from nova_fork.tree import cherrypick
+from nova_fork.tree import gitutils
+from nova_fork.tree import refresh
+
+HEADER = ('# Backports of line %(source)s to nova %(nova)s (series '
+          '%(series)s), one\n# commit a line, in order; the format: '
+          'doc/source/tool.rst.\n')
+
+
+def write_series(base, source):
+    """The line's series and entry files, from the source line's."""
+    base.patches.mkdir(parents=True, exist_ok=True)
+    lines = [line for line in
+             (source.patches / 'series').read_text().splitlines()
+             if line.strip() and not line.startswith('#')]
+    (base.patches / 'series').write_text(
+        HEADER % {'source': source.series, 'nova': base.nova,
+                  'series': base.series} + '\n'.join(lines) + '\n')
+    for entry in source.commits(check_files=False):
+        shutil.copyfile(entry.path, base.patches / entry.name)
+
+
+def picks(base, entries):
+    """[(source commit, source tree) or entry] for the entries, in order.
+
+    An entry whose Change-Id no fork of the source line has is the line's
+    own (2024.1's claim-abort for 29.2.0): it stays as the line has it.
+    """
+    sources = cherrypick.source_commits(base)
+    result = []
+    for entry in entries:
+        key = cherrypick.change_key(entry.path.read_text())
+        if key in sources:
+            result.append(sources[key])
+        elif entry.is_fix and entry.is_patch:
+            result.append(entry)
+        else:
+            raise errors.UsageError(
+                '%s: %s is in no fork of line %s (its Change-Id or subject '
+                'is not there): write it in %s by hand' % (
+                    base.series, entry.name, base.backport_of,
+                    base.patches))
+    return result
+
+
+def backport(base):
+    """Cherry-pick the source line's commits onto base; return refresh's."""
+    if not base.backport_of:
+        raise errors.UsageError(
+            'line %s backports no other line: give it backport_of in %s'
+            % (base.series, config.BASES_FILE))
+    source = config.get_base(base.root, base.backport_of)
+    if not (base.patches / 'series').is_file():
+        write_series(base, source)
+    sdist = build.fetch.fetch(base.root, base.nova, base.sha256)
+    entries = build.select(base, build.lacking_units(base, sdist),
+                           commits=base.commits(check_files=False))
+    wanted = picks(base, entries)
+    tree = build.build_dir(base.root) / build.tree_name(base.label)
+    shutil.rmtree(tree, ignore_errors=True)
+    build.import_sdist(sdist, tree, base.nova, base.sha256)
+    for pick in wanted:
+        if isinstance(pick, config.Commit):
+            build.apply_commit(tree, base, pick)
+            continue
+        commit, source_tree = pick
+        gitutils.git(tree, 'fetch', '-q', str(source_tree), commit)
+        proc = gitutils.git(tree, 'cherry-pick', '-x', commit, check=False)
+        if proc.returncode:
+            conflicts = gitutils.out(tree, 'diff', '--name-only',
+                                     '--diff-filter=U').split()
+            rest = ' '.join(p[0] for p in wanted[wanted.index(pick) + 1:]
+                            if not isinstance(p, config.Commit))
+            raise errors.PatchError(
+                'cherry-picking %s onto nova %s conflicts in %s: resolve it '
+                'in %s, "git cherry-pick --continue", say in the message '
+                'what had to change, pick the rest (git fetch %s; git '
+                'cherry-pick -x %s), then "nova-fork refresh %s"' % (
+                    commit[:12], base.nova, ', '.join(conflicts) or '?',
+                    tree, source_tree, rest or '(none)', base.series))
+    return refresh.refresh(base)

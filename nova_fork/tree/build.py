@@ -1,0 +1,246 @@
+"""Materialize a base as a git tree: the pristine import, then our commits."""
+
+import hashlib
+import os
+import pathlib
+import shutil
+import tarfile
+
+from nova_fork import config
+from nova_fork import errors
+from nova_fork import progress
+from nova_fork.tree import detect
+from nova_fork.tree import fetch
+from nova_fork.tree import gitutils
+from nova_fork import units
+
+# Bump when the way trees are built changes, so old trees are rebuilt.
+FORMAT = '3'
+STAMP = 'nova-fork-stamp'
+
+
+def tree_name(label, pristine=False, without=None):
+    if pristine:
+        return '%s-pristine' % label
+    if without:
+        return '%s-without-%s' % (label, without)
+    return label
+
+
+def build_dir(root):
+    return pathlib.Path(root) / 'build'
+
+
+def select(base, lacking, pristine=False, without=None, commits=None):
+    """The commits a tree gets.
+
+    The commits of tests always; of the fix, those of the units the
+    release lacks (``lacking``): none for ``pristine``, and all but
+    ``without`` (a unit) and the units that build on it for a mutant.
+    """
+    commits = base.commits() if commits is None else commits
+    carried = [c.unit for c in commits if c.is_fix and c.unit in lacking]
+    if without is not None and without not in carried:
+        raise errors.UsageError(
+            'nova %s with series %s has no commit of unit %s to leave out; '
+            'it carries %s' % (base.nova, base.series, without,
+                               ', '.join(carried) or 'none'))
+    if not pristine and not carried:
+        raise errors.AlreadyFixed(
+            'nova %s already has every unit of the fix that series %s '
+            'carries (%s); nothing to apply ("nova-fork check %s" says '
+            'which it has)' % (base.nova, base.series,
+                               ', '.join(sorted({c.unit for c in commits
+                                                 if c.is_fix})), base.nova))
+    dropped = left_out(commits, without) if without else set()
+    return [c for c in commits
+            if not c.is_fix or (not pristine and c.unit in lacking and
+                                c.unit not in dropped)]
+
+
+def tests_kept(base, lacking, chosen):
+    """The fix commits a tree leaves out but whose tests it keeps.
+
+    A fix commit changes nova's code and the tests that show the change
+    (a reproducer's assertions flipped, unit tests of the fixed code).
+    The pristine release and a mutant leave out the unit's code, not its
+    tests: the tests are what must fail there.  The units the release
+    has from upstream are left out whole.
+    """
+    return [c for c in base.commits()
+            if c.is_fix and c.unit in lacking and c not in chosen]
+
+
+def left_out(commits, without):
+    """Unit without, and the units of the commits that build on it.
+
+    >>> from nova_fork.config import Commit
+    >>> c = [Commit(1, 'a', None, (), unit='u1'),
+    ...      Commit(2, 'b', None, (), unit='u2'),
+    ...      Commit(3, 'c', None, (), needs=('u1',), unit='u3')]
+    >>> sorted(left_out(c, 'u1')), sorted(left_out(c, 'u2'))
+    (['u1', 'u3'], ['u2'])
+    """
+    dropped = {without}
+    for commit in commits:
+        if dropped.intersection(commit.needs):
+            dropped.add(commit.unit)
+    return dropped
+
+
+def lacking_units(base, sdist):
+    """The names of the units of the fix nova's sdist lacks."""
+    return units.lacking(units.of_release(config.load_units(base.root),
+                                          base.nova, sdist))
+
+
+def digest(base, commits, tests_only=()):
+    h = hashlib.sha256()
+    h.update(('%s\0%s\0%s\0' % (FORMAT, base.nova, base.sha256)).encode())
+    for commit in commits:
+        mark = b'tests\0' if commit in tests_only else b''
+        h.update(mark + commit.name.encode() + b'\0' +
+                 commit.path.read_bytes())
+        for name, source in zip(commit.files, commit.sources):
+            h.update(name.encode() + b'\0' + source.read_bytes())
+    return h.hexdigest()
+
+
+def unpack(sdist, dest):
+    """Unpack an sdist into dest, dropping its top-level folder."""
+    with tarfile.open(sdist) as tar:
+        members = []
+        for member in tar.getmembers():
+            parts = pathlib.PurePosixPath(member.name).parts
+            if len(parts) < 2 or '..' in parts:
+                continue
+            member.name = str(pathlib.PurePosixPath(*parts[1:]))
+            members.append(member)
+        kwargs = {'filter': 'data'} if hasattr(tarfile, 'data_filter') else {}
+        tar.extractall(dest, members=members, **kwargs)
+
+
+def import_sdist(sdist, dest, version, sha256):
+    dest.mkdir(parents=True)
+    unpack(sdist, dest)
+    gitutils.git(dest, 'init', '-q')
+    gitutils.git(dest, 'add', '-A', '-f')
+    gitutils.git(dest, 'commit', '-q', '-m',
+                 'Import nova %s\n\nThe pristine sdist from PyPI, '
+                 'sha256 %s.' % (version, sha256))
+    gitutils.git(dest, 'tag', version)
+
+
+def add_files(tree, commit):
+    for name, source in zip(commit.files, commit.sources):
+        target = tree / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    gitutils.git(tree, 'add', '-f', '--', *commit.files)
+
+
+def apply_commit(tree, base, commit):
+    """Apply one series entry as one commit of the tree."""
+    if commit.is_patch:
+        proc = gitutils.git(tree, 'am', '-q',
+                            '--committer-date-is-author-date',
+                            str(commit.path), check=False)
+        if proc.returncode:
+            gitutils.git(tree, 'am', '--abort', check=False)
+            raise errors.PatchError('%s does not apply to nova %s: %s' % (
+                commit.path.relative_to(base.root), base.nova,
+                detect.describe_failure(commit.path.read_text(),
+                                        proc.stderr + proc.stdout)))
+        if commit.files:
+            add_files(tree, commit)
+            gitutils.git(tree, 'commit', '-q', '--amend', '--no-edit')
+    else:
+        add_files(tree, commit)
+        gitutils.git(tree, 'commit', '-q', '-F', str(commit.path))
+
+
+def apply_tests(tree, base, commit):
+    """Apply only what a fix commit changes under nova/tests/."""
+    tests = 'nova/tests/'
+    if commit.is_patch:
+        proc = gitutils.git(tree, 'apply', '--index',
+                            '--include=%s*' % tests, str(commit.path),
+                            check=False)
+        if proc.returncode:
+            raise errors.PatchError(
+                'the tests of %s do not apply to nova %s without its '
+                'fix: %s' % (commit.path.relative_to(base.root), base.nova,
+                             proc.stderr.strip()))
+    names = [n for n in commit.files if n.startswith(tests)]
+    for name, source in zip(commit.files, commit.sources):
+        if name in names:
+            target = tree / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+    if names:
+        gitutils.git(tree, 'add', '-f', '--', *names)
+    if gitutils.git(tree, 'diff', '--cached', '--quiet',
+                    check=False).returncode:
+        gitutils.git(tree, 'commit', '-q', '-m',
+                     'The tests of %s, without its fix' % commit.name)
+
+
+def remove_stale_partials(folder, name):
+    """Remove what interrupted builds of this tree left behind."""
+    for partial in folder.glob('.%s.partial-*' % name):
+        pid = partial.name.rsplit('-', 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(partial, ignore_errors=True)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def build(base, pristine=False, without=None):
+    """Build (or reuse) a tree and return its path.
+
+    The tree is made in a temporary folder beside its final place and
+    renamed into place only when complete, so an interrupted build never
+    leaves a tree that a later run would take for a good one.
+    """
+    sdist = fetch.fetch(base.root, base.nova, base.sha256)
+    step = progress.Step()
+    lacking = lacking_units(base, sdist)
+    chosen = select(base, lacking, pristine, without)
+    tests_only = tests_kept(base, lacking, chosen)
+    commits = [c for c in base.commits() if c in chosen or c in tests_only]
+    name = tree_name(base.label, pristine, without)
+    dest = build_dir(base.root) / name
+    want = digest(base, commits, tests_only)
+    stamp = dest / '.git' / STAMP
+    if stamp.is_file() and stamp.read_text().strip() == want:
+        step.done('build: %s, reused' % progress.where(dest, base.root),
+                  once=True)
+        return dest
+    partial = build_dir(base.root) / ('.%s.partial-%d' % (name, os.getpid()))
+    remove_stale_partials(build_dir(base.root), name)
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        import_sdist(sdist, partial, base.nova, base.sha256)
+        for commit in commits:
+            if commit in tests_only:
+                apply_tests(partial, base, commit)
+            else:
+                apply_commit(partial, base, commit)
+        (partial / '.git' / STAMP).write_text(want + '\n')
+        if dest.exists():
+            shutil.rmtree(dest)
+        partial.rename(dest)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    step.done('build: %s, made: nova %s and %d commit%s' % (
+        progress.where(dest, base.root), base.nova, len(commits),
+        '' if len(commits) == 1 else 's'))
+    return dest
