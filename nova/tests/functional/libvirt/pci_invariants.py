@@ -22,25 +22,25 @@ functional test helpers do not:
   stock fake libvirt silently ignores PCI hostdevs.
 
 * ``PCIInvariantsMixin``: a test mixin that wires the strict connection into
-  ``nova.tests.functional.libvirt.base.ServersTestBase`` and provides
-  ``assert_pci_invariants()`` which cross checks, over every started compute
-  host, the PCI view of the DB, of the resource tracker, of the hypervisor
-  (the guest XMLs) and of placement.
+  the libvirt functional test base (``pci_adapter.ServersTestBase``) and
+  provides ``assert_pci_invariants()`` which cross checks, over every
+  started compute host, the PCI view of the DB, of the resource tracker, of
+  the hypervisor (the guest XMLs) and of placement.
 
 It is meant to be reused by any PCI functional test, for example the ones
-that move servers with PCI devices between hosts.
+that move servers with PCI devices between hosts. It runs on every nova
+release the fork serves, Python 2.7 included.
 """
 
 import collections
 from xml.etree import ElementTree as etree
 
-from nova import conf
 from nova import context as nova_context
 from nova import objects
 from nova.objects import fields
-from nova.tests.fixtures import libvirt as fakelibvirt
+from nova.tests.functional.libvirt import pci_adapter
 
-CONF = conf.CONF
+fakelibvirt = pci_adapter.fakelibvirt
 
 PCI_ADDRESS_FMT = '%04x:%02x:%02x.%x'
 
@@ -97,18 +97,18 @@ class StrictPCIDomain(fakelibvirt.Domain):
         self.pci_hostdevs = get_pci_hostdev_addresses(xml)
         if running:
             connection.check_pci_hostdevs(self.pci_hostdevs, xml=xml)
-        super().__init__(
+        super(StrictPCIDomain, self).__init__(
             connection, xml, running=running, transient=transient)
 
     def createWithFlags(self, flags):
         self._connection.check_pci_hostdevs(
             self.pci_hostdevs, uuid=self.UUIDString())
-        super().createWithFlags(flags)
+        super(StrictPCIDomain, self).createWithFlags(flags)
 
     def attachDevice(self, xml):
         addresses = get_pci_hostdev_addresses(xml)
         if not addresses:
-            return super().attachDevice(xml)
+            return super(StrictPCIDomain, self).attachDevice(xml)
         self._connection.check_pci_hostdevs(
             self.pci_hostdevs + addresses, uuid=self.UUIDString())
         self.pci_hostdevs.extend(addresses)
@@ -117,7 +117,7 @@ class StrictPCIDomain(fakelibvirt.Domain):
     def detachDevice(self, xml):
         addresses = get_pci_hostdev_addresses(xml)
         if not addresses:
-            return super().detachDevice(xml)
+            return super(StrictPCIDomain, self).detachDevice(xml)
         for address in addresses:
             if address in self.pci_hostdevs:
                 self.pci_hostdevs.remove(address)
@@ -142,11 +142,14 @@ class StrictPCIConnection(fakelibvirt.Connection):
 
     @classmethod
     def from_connection(cls, conn):
-        return cls(
-            conn._uri, version=conn.fakeLibVersion,
-            hv_version=conn.fakeVersion, host_info=conn.host_info,
-            pci_info=conn.pci_info, mdev_info=conn.mdev_info,
-            vdpa_info=conn.vdpa_info, hostname=conn.hostname)
+        """The strict twin of a new fake connection: its host and devices.
+
+        The fake connections of the nova releases differ in what they are
+        made with; the twin takes the state of the one nova made.
+        """
+        strict = cls.__new__(cls)
+        strict.__dict__.update(vars(conn))
+        return strict
 
     def _domains(self):
         domains = {id(dom): dom for dom in self._vms.values()}
@@ -194,13 +197,18 @@ class StrictPCIConnection(fakelibvirt.Connection):
 class PCIInvariantsMixin(object):
     """Strict PCI hypervisor and PCI invariant checks for libvirt tests.
 
-    To be mixed into a ``nova.tests.functional.libvirt.base.ServersTestBase``
-    based test class (before it in the MRO). Every compute started by
-    ``start_compute()`` gets a ``StrictPCIConnection``.
+    To be mixed into a ``pci_adapter.ServersTestBase`` based test class
+    (before it in the MRO). Every compute started by ``start_compute()``
+    gets a ``StrictPCIConnection``. The test class says whether it reports
+    PCI devices to placement (``PCI_IN_PLACEMENT``) and how to reach the
+    resource tracker of a host (``_resource_tracker()``).
     """
 
+    PCI_IN_PLACEMENT = False
+
     def _get_connection(self, *args, **kwargs):
-        conn = super()._get_connection(*args, **kwargs)
+        conn = super(PCIInvariantsMixin, self)._get_connection(
+            *args, **kwargs)
         return StrictPCIConnection.from_connection(conn)
 
     # helpers
@@ -209,18 +217,15 @@ class PCIInvariantsMixin(object):
         self.fail(
             'PCI device invariants violated:\n  %s' % '\n  '.join(problems))
 
-    @staticmethod
-    def _pci_in_placement():
-        return CONF.pci.report_in_placement
-
     def _placement_consumer_allocations(self, consumer):
         return self.placement.get(
             '/allocations/%s' % consumer, version='1.28'
         ).body['allocations']
 
-    def _placement_rp_tree(self, compute_rp_uuid):
+    def _placement_rp_tree(self, node):
+        # The resource provider of a compute node has the node's uuid.
         return self.placement.get(
-            '/resource_providers?in_tree=%s' % compute_rp_uuid,
+            '/resource_providers?in_tree=%s' % node.uuid,
             version='1.14').body['resource_providers']
 
     # the checker
@@ -247,7 +252,8 @@ class PCIInvariantsMixin(object):
                     ctxt, expected_attrs=['pci_devices'])},
             nodes={}, node_hosts={}, devices={}, guests={})
         for hostname in sorted(self.computes):
-            cn = objects.ComputeNode.get_by_nodename(ctxt, hostname)
+            cn = objects.ComputeNode.get_by_host_and_nodename(
+                ctxt, hostname, hostname)
             state.nodes[hostname] = cn
             state.node_hosts[cn.id] = hostname
             state.devices[hostname] = (
@@ -345,7 +351,7 @@ class PCIInvariantsMixin(object):
             db_free = sorted(
                 dev.address for dev in devs
                 if dev.status == fields.PciDeviceStatus.AVAILABLE)
-            tracker = self.computes[hostname].manager.rt.pci_tracker
+            tracker = self._resource_tracker(hostname).pci_tracker
             if tracker is None:
                 if db_free:
                     problems.append(
@@ -386,8 +392,7 @@ class PCIInvariantsMixin(object):
         rps = {}
         host_of_rp = {}
         for hostname in sorted(self.computes):
-            rps[hostname] = self._placement_rp_tree(
-                self.compute_rp_uuids[hostname])
+            rps[hostname] = self._placement_rp_tree(state.nodes[hostname])
             for rp in rps[hostname]:
                 host_of_rp[rp['uuid']] = (hostname, rp['name'])
         for inst in state.instances.values():
@@ -401,7 +406,7 @@ class PCIInvariantsMixin(object):
                             inst.uuid, inst.vm_state,
                             [d.address for d in inst.pci_devices], rp_name,
                             hostname, inst.host))
-        if not self._pci_in_placement():
+        if not self.PCI_IN_PLACEMENT:
             return problems
         for hostname, devs in sorted(state.devices.items()):
             allocated = collections.defaultdict(set)
@@ -413,7 +418,7 @@ class PCIInvariantsMixin(object):
                     allocated['%s_%s' % (hostname, rp_addr)].add(
                         dev.instance_uuid)
             for rp in rps[hostname]:
-                if rp['uuid'] == self.compute_rp_uuids[hostname]:
+                if rp['uuid'] == state.nodes[hostname].uuid:
                     continue
                 consumers = set(self.placement.get(
                     '/resource_providers/%s/allocations' % rp['uuid'],
@@ -430,12 +435,6 @@ class PCIInvariantsMixin(object):
 _HELD = (fields.PciDeviceStatus.ALLOCATED, fields.PciDeviceStatus.CLAIMED)
 
 
-class _PCIState(object):
-    """The PCI view of the DB and of the hypervisors, host by host."""
-
-    def __init__(self, instances, nodes, node_hosts, devices, guests):
-        self.instances = instances
-        self.nodes = nodes
-        self.node_hosts = node_hosts
-        self.devices = devices
-        self.guests = guests
+# The PCI view of the DB and of the hypervisors, host by host.
+_PCIState = collections.namedtuple(
+    '_PCIState', 'instances nodes node_hosts devices guests')

@@ -35,8 +35,9 @@ from nova.compute import vm_states
 from nova import context as nova_context
 from nova import objects
 from nova.objects import fields
-from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional.libvirt import pci_reschedule
+
+fakelibvirt = pci_reschedule.fakelibvirt
 
 # The instance action events of the destination compute of each move.
 MOVE_EVENTS = (
@@ -61,7 +62,7 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
     GROUP_NAME = 'pci-move'
 
     def setUp(self):
-        super().setUp()
+        super(PCIMoveRescheduleTest, self).setUp()
         self.flags(allow_resize_to_same_host=False)
         self.ctxt = nova_context.get_admin_context()
         # The fake libvirt has no disks to move: power the source guest off
@@ -89,38 +90,42 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
 
     # helpers
 
-    def _start_pci_hosts(self, count):
+    def _start_pci_hosts(self, count, group=None):
         """Start compute1..count, one PCI device each, at 0000:8N:00.0.
 
         compute1 has the least RAM and compute2 the most, then compute3 and
         so on, 6 GiB apart, so the scheduler tries the destinations in name
-        order.
+        order. The server with a PCI device, a member of group if given, is
+        created on compute1 before the other hosts start (nova 18 to 20
+        never reschedule a server forced to a host, even when it moves).
+
+        :returns: the server
         """
-        hosts = range(1, count + 1)
+        self._start_hosts([self._devices(1, bus=0x81)], ram_mb=[6 * units.Ki])
+        server = self._wait_for_state(self._create_server(
+            self._create_pci_flavor(), group=group), 'ACTIVE')
+        self.assertEqual('compute1', server['OS-EXT-SRV-ATTR:host'])
+        self.assert_pci_devices_of(
+            server, {'compute1': [self._address('compute1')]})
         self._start_hosts(
-            *[self._devices(1, bus=0x80 + i) for i in hosts],
-            ram_mb=[(6 if i == 1 else 32 - 6 * i) * units.Ki for i in hosts])
+            [self._devices(1, bus=0x80 + i) for i in range(2, count + 1)],
+            ram_mb=[(32 - 6 * i) * units.Ki for i in range(2, count + 1)],
+            first=2)
+        return server
 
     @staticmethod
     def _address(host):
         return '0000:%02x:00.0' % (0x80 + int(host[len('compute'):]))
 
-    def _create_pci_server(self, host='compute1', group=None):
-        server = self._build_server(
-            flavor_id=self._create_pci_flavor(), networks='none')
-        server['host'] = host
-        body = {'server': server}
-        if group:
-            body['os:scheduler_hints'] = {'group': group['id']}
-        server = self.api.post_server(body)
-        server = self._wait_for_state_change(server, 'ACTIVE')
-        self.assertEqual(host, server['OS-EXT-SRV-ATTR:host'])
-        self.assert_pci_devices_of(server, {host: [self._address(host)]})
-        return server
+    def _create_other_member(self, group, host):
+        """A member of group without PCI devices, forced to host."""
+        return self._wait_for_state(self._create_server(
+            self._create_plain_flavor(), host=host, group=group), 'ACTIVE')
 
     def _host_of_node(self):
         return {
-            objects.ComputeNode.get_by_nodename(self.ctxt, host).id: host
+            objects.ComputeNode.get_by_host_and_nodename(
+                self.ctxt, host, host).id: host
             for host in self.computes}
 
     def _pci_devices_by_host(self, devices, hosts):
@@ -134,7 +139,8 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         """{host: [addresses]} of the devices claimed or allocated to uuid."""
         claimed = {}
         for host in sorted(self.computes):
-            cn = objects.ComputeNode.get_by_nodename(self.ctxt, host)
+            cn = objects.ComputeNode.get_by_host_and_nodename(
+                self.ctxt, host, host)
             addrs = sorted(
                 dev.address for dev in
                 objects.PciDeviceList.get_by_compute_node(self.ctxt, cn.id)
@@ -145,9 +151,8 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
                 claimed[host] = addrs
         return claimed
 
-    def assert_pci_devices_of(
-        self, server, want, guests=None, new=None, failed=(),
-    ):
+    def assert_pci_devices_of(self, server, want, guests=None, new=None,
+                              failed=()):
         """Check the PCI devices of a server, on every host.
 
         :param want: {host: [addresses]}, the devices the instance must hold
@@ -197,11 +202,12 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
                 mig_ctxt and mig_ctxt.old_pci_devices, hosts)
             new_got = self._pci_devices_by_host(
                 mig_ctxt and mig_ctxt.new_pci_devices, hosts)
-            if (old_got, new_got) != (want, new):
+            old = self._expected_old_pci_devices(want, held)
+            if (old_got, new_got) != (old, new):
                 problems.append(
                     'PCI devices of the migration context are old %s and '
                     'new %s, expected old %s and new %s' % (
-                        old_got, new_got, want, new))
+                        old_got, new_got, old, new))
         got_guests = self._guest_hostdevs(uuid)
         if got_guests != guests:
             problems.append(
@@ -235,9 +241,11 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.failing_destinations.update(failing)
         if resize:
             flavor_id = self._create_pci_flavor(memory_mb=1024)
-            server = self._resize_server(server, flavor_id)
+            self.api.post_server_action(
+                server['id'], {'resize': {'flavorRef': flavor_id}})
         else:
-            server = self._migrate_server(server)
+            self.api.post_server_action(server['id'], {'migrate': None})
+        server = self._wait_for_state(server, 'VERIFY_RESIZE')
         self.assertEqual(set(), self.failing_destinations,
                          'a destination expected to fail was not tried')
         self.assertEqual(
@@ -246,6 +254,11 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
             'the destinations tried are not the expected ones')
         return server
 
+    def _confirm(self, server):
+        self.api.post_server_action(server['id'], {'confirmResize': None})
+        self._wait_for_migration_status(server, ['confirmed'])
+        return self._wait_for_state(server, 'ACTIVE')
+
     def _revert(self, server):
         """Revert the resize; fail with its fault if the server errors out.
 
@@ -253,8 +266,7 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         devices, the old ones of the migration context.
         """
         self.api.post_server_action(server['id'], {'revertResize': None})
-        server = self._wait_for_server_parameter(
-            server, {'OS-EXT-STS:task_state': None})
+        server = self._wait_for(server, {'OS-EXT-STS:task_state': None})
         if server['status'] == 'ERROR':
             fault = server.get('fault', {})
             self.fail(
@@ -265,12 +277,11 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self._wait_for_migration_status(server, ['reverted'])
         self.notifier.wait_for_versioned_notifications(
             'instance.resize_revert.end')
-        return self._wait_for_state_change(server, 'ACTIVE')
+        return self._wait_for_state(server, 'ACTIVE')
 
     def _test_move_then_confirm(self, resize, failing):
         self.flags(max_attempts=len(failing) + 1, group='scheduler')
-        self._start_pci_hosts(len(failing) + 2)
-        server = self._create_pci_server()
+        server = self._start_pci_hosts(len(failing) + 2)
         dest = 'compute%d' % (len(failing) + 2)
 
         server = self._resize_or_migrate(server, resize, failing)
@@ -282,15 +293,14 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
             guests={dest: [self._address(dest)]},
             new={dest: [self._address(dest)]}, failed=failing)
 
-        server = self._confirm_resize(server)
+        server = self._confirm(server)
         self.assert_pci_devices_of(
             server, {dest: [self._address(dest)]}, failed=failing)
         self.assert_pci_invariants()
 
     def _test_move_then_revert(self, resize, failing):
         self.flags(max_attempts=len(failing) + 1, group='scheduler')
-        self._start_pci_hosts(len(failing) + 2)
-        server = self._create_pci_server()
+        server = self._start_pci_hosts(len(failing) + 2)
         dest = 'compute%d' % (len(failing) + 2)
 
         server = self._resize_or_migrate(server, resize, failing)
@@ -339,35 +349,31 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self._test_move_then_revert(
             resize=False, failing=['compute2', 'compute3'])
 
-    def test_cold_migrate_late_anti_affinity(self):
-        """compute2 refuses the migration in its late group policy check.
+    if pci_reschedule.PCIRescheduleTestBase.HAS_LATE_CHECK_IN_PREP_RESIZE:
+        def test_cold_migrate_late_anti_affinity(self):
+            """compute2 refuses the migration in its late group policy check.
 
-        prep_resize checks the policy before it claims anything, so there
-        is nothing to abort on compute2.
-        """
-        self.flags(max_attempts=2, group='scheduler')
-        self._start_pci_hosts(3)
-        group = self._create_group()
-        server = self._create_pci_server(group=group)
-        # Another member on compute2: the scheduler, not enforcing the
-        # policy, picks compute2 first all the same.
-        other = self._build_server(
-            flavor_id=self._create_plain_flavor(), networks='none')
-        other['host'] = 'compute2'
-        other = self.api.post_server(
-            {'server': other, 'os:scheduler_hints': {'group': group['id']}})
-        self._wait_for_state_change(other, 'ACTIVE')
+            prep_resize checks the policy before it claims anything, so
+            there is nothing to abort on compute2.
+            """
+            self.flags(max_attempts=2, group='scheduler')
+            group = self._create_group()
+            server = self._start_pci_hosts(3, group=group)
+            # Another member on compute2: the scheduler, not enforcing the
+            # policy, picks compute2 first all the same.
+            self._create_other_member(group, 'compute2')
 
-        server = self._migrate_server(server)
+            self.api.post_server_action(server['id'], {'migrate': None})
+            server = self._wait_for_state(server, 'VERIFY_RESIZE')
 
-        self.assertEqual('compute3', server['OS-EXT-SRV-ATTR:host'])
-        self.assertEqual(
-            ['compute2', 'compute3'], self._destinations(server['id']))
-        server = self._confirm_resize(server)
-        self.assert_pci_devices_of(
-            server, {'compute3': [self._address('compute3')]},
-            failed=['compute2'])
-        self.assert_pci_invariants()
+            self.assertEqual('compute3', server['OS-EXT-SRV-ATTR:host'])
+            self.assertEqual(
+                ['compute2', 'compute3'], self._destinations(server['id']))
+            server = self._confirm(server)
+            self.assert_pci_devices_of(
+                server, {'compute3': [self._address('compute3')]},
+                failed=['compute2'])
+            self.assert_pci_invariants()
 
     # evacuation
 
@@ -378,26 +384,21 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         claim, the claim is aborted and the evacuation fails. The operator
         evacuates the server again, to compute3.
         """
-        self._start_pci_hosts(3)
         group = self._create_group()
-        server = self._create_pci_server(group=group)
-        other = self._build_server(
-            flavor_id=self._create_plain_flavor(), networks='none')
-        other['host'] = 'compute2'
-        other = self.api.post_server(
-            {'server': other, 'os:scheduler_hints': {'group': group['id']}})
-        self._wait_for_state_change(other, 'ACTIVE')
+        server = self._start_pci_hosts(3, group=group)
+        # Another member on compute2: the scheduler, not enforcing the
+        # policy, picks compute2 first all the same.
+        self._create_other_member(group, 'compute2')
         self.computes['compute1'].stop()
         self.api.put_service(
-            self.computes['compute1'].service_ref.uuid,
-            {'forced_down': True})
+            self._service_id('compute1'), {'forced_down': True})
 
         self.api.post_server_action(server['id'], {'evacuate': {}})
         self._wait_for_migration_status(server, ['failed'])
-        self.assertEqual(['compute2'], self._destinations(server['id']))
-        server = self._wait_for_server_parameter(
+        server = self._wait_for(
             server, {'OS-EXT-SRV-ATTR:host': 'compute1',
                      'OS-EXT-STS:task_state': None})
+        self.assertEqual(['compute2'], self._destinations(server['id']))
         # The source is down: its device stays with the instance.
         self.assert_pci_devices_of(
             server, {'compute1': [self._address('compute1')]},
@@ -407,7 +408,7 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.api.post_server_action(
             server['id'], {'evacuate': {'host': 'compute3'}})
         self._wait_for_migration_status(server, ['done'])
-        server = self._wait_for_server_parameter(
+        server = self._wait_for(
             server, {'OS-EXT-SRV-ATTR:host': 'compute3',
                      'OS-EXT-STS:task_state': None})
         self.assertEqual(
@@ -438,11 +439,14 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         compute3.
         """
         self.flags(shelved_offload_time=0)
-        self._start_pci_hosts(3)
-        server = self._create_pci_server()
-        server = self._shelve_server(server)
+        server = self._start_pci_hosts(3)
+        self.api.post_server_action(server['id'], {'shelve': None})
         # The server is SHELVED_OFFLOADED before the compute has freed
         # its device: wait for the end of the offload.
+        server = self._wait_for(
+            server, {'status': 'SHELVED_OFFLOADED',
+                     'OS-EXT-STS:task_state': None,
+                     'OS-EXT-SRV-ATTR:host': None})
         self.notifier.wait_for_versioned_notifications(
             'instance.shelve_offload.end')
         self.assert_pci_devices_of(server, {}, guests={})
@@ -454,9 +458,9 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
             self.computes['compute2'].driver, 'spawn',
             side_effect=error)).mock
         self.api.post_server_action(server['id'], {'unshelve': None})
-        server = self._wait_for_server_parameter(
-            server, {'status': 'SHELVED_OFFLOADED',
-                     'OS-EXT-STS:task_state': None})
+        self._wait_for_action_fail_completion(
+            server, 'unshelve', 'compute_unshelve_instance')
+        server = self._wait_for_state(server, 'SHELVED_OFFLOADED')
         self.assertEqual(
             vm_states.SHELVED_OFFLOADED,
             objects.Instance.get_by_uuid(self.ctxt, server['id']).vm_state)
@@ -465,9 +469,8 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         self.assert_pci_devices_of(
             server, {}, guests={}, failed=['compute2'])
 
-        self.api.post_server_action(
-            server['id'], {'unshelve': {'host': 'compute3'}})
-        server = self._wait_for_state_change(server, 'ACTIVE')
+        self._unshelve(server, 'compute3')
+        server = self._wait_for_state(server, 'ACTIVE')
         self.assertEqual(
             ['compute2', 'compute3'], self._destinations(server['id']))
         self.assert_pci_devices_of(

@@ -60,12 +60,7 @@ class Bug1860555RegressionTest(pci_reschedule.PCIRescheduleTestBase):
         The API returns at once; the members are scheduled and built
         concurrently.
         """
-        server = self._build_server(flavor_id=flavor_id, networks='none')
-        server['min_count'] = server['max_count'] = count
-        if host:
-            server['host'] = host
-        self.api.post_server(
-            {'server': server, 'os:scheduler_hints': {'group': group['id']}})
+        self._create_server(flavor_id, host=host, group=group, count=count)
 
     def _wait_for_builds(self, count, timeout=60):
         """Wait for count servers to exist and to be done building."""
@@ -102,18 +97,26 @@ class Bug1860555RegressionTest(pci_reschedule.PCIRescheduleTestBase):
                 fault['exception'], fault['exception_message']))
         return failures
 
+    @staticmethod
+    def _is_policy_rejection(failure):
+        # nova 26 on raise GroupAffinityViolation in the late check, older
+        # releases a RescheduledException that names the group policy.
+        _, _, exc, message = failure
+        return exc == 'GroupAffinityViolation' or (
+            exc == 'RescheduledException' and
+            'instance group policy was violated' in message)
+
     def _policy_rejections(self):
         """[(instance uuid, host)] refused by the late group policy check."""
         return [
-            (uuid, host)
-            for uuid, host, exc, _ in self._create_error_notifications()
-            if exc == 'GroupAffinityViolation']
+            failure[:2] for failure in self._create_error_notifications()
+            if self._is_policy_rejection(failure)]
 
     def _other_build_failures(self):
         """Failed builds not due to the late group policy check."""
         return [
             failure for failure in self._create_error_notifications()
-            if failure[2] != 'GroupAffinityViolation']
+            if not self._is_policy_rejection(failure)]
 
     def assert_rescheduled_by_policy(self, minimum):
         """Assert the compute's late affinity check really rescheduled."""
@@ -171,7 +174,7 @@ class Bug1860555RegressionTest(pci_reschedule.PCIRescheduleTestBase):
         ACTIVE with their own num_devices devices each.
         """
         self.flags(max_attempts=2, group='scheduler')
-        self._start_hosts(*layout)
+        self._start_hosts(layout)
         group = self._create_group()
         self._create_members(group, self._create_pci_flavor(num_devices), 2)
         servers = self._wait_for_builds(2)
@@ -236,8 +239,8 @@ class Bug1860555RegressionTest(pci_reschedule.PCIRescheduleTestBase):
         ram_mb = [24 * units.Ki, 24 * units.Ki - 256] + [
             (16 - i) * units.Ki for i in range(hosts - 2)]
         self._start_hosts(
-            self._devices(4), self._devices(4),
-            *[self._devices(self.CONCURRENT_ALTERNATE_DEVICES)] * (hosts - 2),
+            [self._devices(4), self._devices(4)] +
+            [self._devices(self.CONCURRENT_ALTERNATE_DEVICES)] * (hosts - 2),
             ram_mb=ram_mb)
         group = self._create_group(max_server_per_host=2)
         self._create_members(group, self._create_pci_flavor(), 8)
@@ -262,7 +265,7 @@ class Bug1860555RegressionTest(pci_reschedule.PCIRescheduleTestBase):
         Every device it claimed on either host must be free again.
         """
         self.flags(max_attempts=2, group='scheduler')
-        self._start_hosts(self._devices(2), self._devices(2))
+        self._start_hosts([self._devices(2), self._devices(2)])
         group = self._create_group()
         flavor_id = self._create_pci_flavor()
         self._create_members(group, flavor_id, 1, host='compute1')
@@ -301,9 +304,10 @@ class Bug1860555RegressionTest(pci_reschedule.PCIRescheduleTestBase):
             num_devices=2)
 
 
-class Bug1860555PCIInPlacementRegressionTest(Bug1860555RegressionTest):
-    """The same scenarios with PCI devices tracked in placement."""
+if Bug1860555RegressionTest.HAS_PCI_IN_PLACEMENT:
+    class Bug1860555PCIInPlacementRegressionTest(Bug1860555RegressionTest):
+        """The same scenarios with PCI devices tracked in placement."""
 
-    PCI_IN_PLACEMENT = True
-    CONCURRENT_HOSTS = 6
-    CONCURRENT_ALTERNATE_DEVICES = 1
+        PCI_IN_PLACEMENT = True
+        CONCURRENT_HOSTS = 6
+        CONCURRENT_ALTERNATE_DEVICES = 1
