@@ -73,7 +73,7 @@ def backport(base):
     tree = build.build_dir(base.root) / build.tree_name(base.label)
     shutil.rmtree(tree, ignore_errors=True)
     build.import_sdist(sdist, tree, base.nova, base.sha256)
-    for pick in wanted:
+    for entry, pick in zip(entries, wanted):
         if isinstance(pick, config.Commit):
             build.apply_commit(tree, base, pick)
             continue
@@ -92,4 +92,20 @@ def backport(base):
                 'cherry-pick -x %s), then "nova-fork refresh %s"' % (
                     commit[:12], base.nova, ', '.join(conflicts) or '?',
                     tree, source_tree, rest or '(none)', base.series))
+        own_files(tree, entry)
     return refresh.refresh(base)
+
+
+def own_files(tree, entry):
+    """The project files of entry as the line has them, in the last commit.
+
+    A cherry-pick brings the source line's copy of the project files a
+    commit adds; the line takes its own (its generation's adapter), as
+    build does, so refresh finds nothing to write back.
+    """
+    if not entry.files:
+        return
+    build.add_files(tree, entry)
+    if gitutils.git(tree, 'diff', '--cached', '--quiet',
+                    check=False).returncode:
+        gitutils.git(tree, 'commit', '-q', '--amend', '--no-edit')

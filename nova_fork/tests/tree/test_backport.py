@@ -89,6 +89,22 @@ class CherryPickTest(testtools.TestCase):
         self.assertEqual('# a regression test\n',
                          (root / 'nova/tests/test_fake.py').read_text())
 
+    def test_a_backport_keeps_the_line_s_own_variant(self):
+        root = self.project.root
+        variant = root / 'patches/old/files/nova/tests/test_fake.py'
+        variant.parent.mkdir(parents=True)
+        variant.write_text('# the old API\n')
+        base = config.get_base(root, 'old')
+        # the cherry-pick brings line fake's file; the line keeps its own
+        self.assertNotIn(pathlib.Path('patches/old/files/nova/tests/'
+                                      'test_fake.py'),
+                         backport.backport(base))
+        tree = build.build_dir(root) / build.tree_name(base.label)
+        self.assertEqual('# the old API\n',
+                         (tree / 'nova/tests/test_fake.py').read_text())
+        self.assertEqual('# the old API\n', variant.read_text())
+        export.export(base)
+
     def test_backport_of_a_line_that_backports_none(self):
         base = config.get_base(self.project.root, 'fake')
         exc = self.assertRaises(errors.UsageError, backport.backport, base)
