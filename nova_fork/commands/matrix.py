@@ -1,12 +1,16 @@
 """nova-fork matrix [LINE ...]: reproduce and mutants of every line."""
 
+import os
 import time
 
+from nova_fork import config
 from nova_fork import errors
+from nova_fork import progress
 from nova_fork.proof import matrix
 
 HELP = ('reproduce and mutants for every line (or those named), as one '
-        'table: a row a line')
+        'table: a row a line; run on every line, it writes the table to '
+        'doc/source/generated/matrix.inc')
 
 
 def add_arguments(parser):
@@ -19,13 +23,24 @@ def matrix_cmd(args, root):
     if args.release and len(args.lines) != 1:
         raise errors.UsageError('--release takes one line, not %s' % (
             ', '.join(args.lines) or 'all of them'))
+    start = time.monotonic()
+    # the table of the docs is of every line, on its own release
+    every = not args.release and (
+        not args.lines or list(args.lines) == list(config.load_bases(root)))
     table, problems = matrix.matrix(root, args.lines or None, args.release)
+    seconds = time.monotonic() - start
+    date = time.strftime('%Y-%m-%d')
     print(matrix.render(table))
     for label, found in problems.items():
         for problem in found:
             print('problem: %s: %s' % (label, problem))
+    if every:
+        path = matrix.write_inc(root, matrix.inc(
+            table, problems, date, matrix.commit_of(root), seconds,
+            os.cpu_count() or 1, os.getloadavg()[2]))
+        print('matrix: wrote %s' % progress.where(path, root))
     if problems:
         raise errors.TestFailure('matrix: %d line(s) with problems, see '
                                  'above' % len(problems))
-    print('matrix: ok, %s' % time.strftime('%Y-%m-%d'))
+    print('matrix: ok, %s, %s' % (date, matrix.minutes(seconds)))
     return 0

@@ -15,7 +15,7 @@ def add_arguments(parser):
 def prove_table(args, root, problems_of, mutants):
     """Run the table's columns, print it and its problems; exit code."""
     base = options.base(args, root)
-    columns, rows = prove.table(base, mutants)
+    columns, rows, _ = prove.table(base, mutants)
     print(prove.render(columns, rows))
     problems = problems_of(base, columns, rows)
     for problem in problems:

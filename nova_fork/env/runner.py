@@ -1,6 +1,7 @@
 """Run stestr in a materialized tree with the base's venv."""
 
 import os
+import pathlib
 
 from nova_fork.env import runtime
 from nova_fork.env import venv
@@ -32,13 +33,29 @@ def environ(python=None, setenv=()):
     return env
 
 
+def cache_bytecode(env, root):
+    """Let the tests' Python keep the modules it compiles; env.
+
+    Where PYTHONDONTWRITEBYTECODE is set (tox sets it), every stestr
+    worker would compile nova and its dependencies from source again:
+    most of a worker's start.  Python 3 keeps them under .cache/pycache
+    (PYTHONPYCACHEPREFIX), out of the trees and the venvs; Python 2.7
+    beside the sources.  A module whose source changed is compiled
+    again (Python checks the source's time and size).
+    """
+    env.pop('PYTHONDONTWRITEBYTECODE', None)
+    env['PYTHONPYCACHEPREFIX'] = str(pathlib.Path(root) / '.cache' /
+                                     'pycache')
+    return env
+
+
 def stestr(base, tree, args, path='functional', stdout=None, stderr=None):
     """Run ``stestr --test-path=PATH ARGS`` in tree; return the process."""
     python = venv.ensure(base)
     # bin/stestr rather than python -m stestr, which old stestr lacks
     cmd = [str(python.parent / 'stestr'), '--test-path=%s' % PATHS[path]]
     cmd += list(args)
-    env = environ(python, base.setenv)
+    env = cache_bytecode(environ(python, base.setenv), base.root)
     return runtime.run(base, cmd, cwd=tree, env=env, stdout=stdout,
                        stderr=stderr)
 

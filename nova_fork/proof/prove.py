@@ -1,16 +1,23 @@
 """Prove that the regression tests catch the bug.
 
-The regression module is run on the pristine base (import plus the test
-commit), on the fork, and on the fork without each fix commit in turn.
-Results are cached by tree commit id and lock file, which are reproducible,
-so a second command reuses what the first one ran.
+The regression modules are run on the pristine base (import plus the test
+commits), on the fork, and on the fork without each fix commit in turn;
+a tree without a unit runs only the tests that the units it leaves out
+affect (bases.ini).  Results are cached by tree commit id, lock file and
+selection, which are reproducible, so a second command reuses what the
+first one ran.
 """
 
+from concurrent import futures
+import dataclasses
 import hashlib
 import json
+import os
 import pathlib
 import re
 import subprocess
+import threading
+import time
 
 from nova_fork import config
 from nova_fork.env import runner
@@ -21,6 +28,8 @@ from nova_fork import progress
 from nova_fork.tree import build
 
 PASS = 'pass'
+# a test a column did not run (not one its selection names)
+NOT_RUN = 'not run'
 # Run by the base's python, from a folder of its own: a script's folder
 # comes first on sys.path, and the tool's modules must not shadow the
 # standard library's (cmd, venv) there.
@@ -59,33 +68,98 @@ def lacking(base):
 
 
 def variants(base, lacking, mutants=True):
-    """Column name and build arguments, in table order.
+    """Column name, build arguments and selection, in table order.
 
     With mutants, one "without UNIT" column for each unit of the fix that
-    the release lacks and the series carries.
+    the release lacks and the series carries.  The pristine release and
+    the fork run every regression test (selection None); a tree without a
+    unit runs only the tests that unit, and the units that go with it,
+    affect (``selection``).
     """
-    columns = [('pristine', {'pristine': True}), ('fork', {})]
+    columns = [('pristine', {'pristine': True}, None), ('fork', {}, None)]
     if not mutants:
         return columns
     commits = base.commits()
     for commit in commits:
         if commit.is_fix and commit.unit in lacking:
-            also = sorted(build.left_out(commits, commit.unit) -
-                          {commit.unit})
+            dropped = build.left_out(commits, commit.unit)
+            also = sorted(dropped - {commit.unit})
             name = 'without %s' % commit.unit
             if also:
                 # a later fix builds on this one: it goes too
                 name += ' (and %s)' % ', '.join(also)
-            columns.append((name, {'without': commit.unit}))
+            columns.append((name, {'without': commit.unit},
+                            selection(base, dropped)))
     return columns
 
 
-def run_module(base, tree, regex=None):
-    """Run the regression module once; {test id: record}, uncached."""
+def selection(base, units_left_out):
+    """The stestr filter of a tree without units: the tests they affect.
+
+    One regular expression: a test of the line's regression modules that
+    the ``affects`` of one of the units matches.  None (every regression
+    test) when one of them says nothing about the tests it affects.
+    """
+    units = config.load_units(base.root)
+    affects = [units[name].affects for name in sorted(units_left_out)]
+    if not affects or not all(affects):
+        return None
+    modules = '|'.join(re.escape(module) for module in base.regression)
+    return '^(?=(?:%s)\\.).*(?:%s)' % (
+        modules, '|'.join('(?:%s)' % a for a in affects))
+
+
+# stestr workers of each run, unless NOVA_FORK_CONCURRENCY says
+CONCURRENCY = 2
+
+
+def settings(environ=None):
+    """(jobs, concurrency) of the proofs' stestr runs.
+
+    jobs: how many trees run at once (NOVA_FORK_JOBS, default one a CPU);
+    concurrency: each run's stestr workers (NOVA_FORK_CONCURRENCY,
+    default 2; 0 is stestr's own default, one a CPU).  A functional test
+    sleeps about a quarter of its time (it polls the API), and the runs
+    of other trees keep the CPUs busy while a run starts and ends (one
+    worker left with the slowest tests).
+
+    >>> settings({}) == (os.cpu_count() or 1, CONCURRENCY)
+    True
+    >>> settings({'NOVA_FORK_JOBS': '1', 'NOVA_FORK_CONCURRENCY': '0'})
+    (1, 0)
+    """
+    environ = os.environ if environ is None else environ
+    values = []
+    for name, default, least, what in (
+            ('NOVA_FORK_JOBS', os.cpu_count() or 1, 1,
+             'runs at once (1 or more)'),
+            ('NOVA_FORK_CONCURRENCY', CONCURRENCY, 0,
+             'stestr workers a run (0: one a CPU)')):
+        text = environ.get(name, '').strip()
+        if not text:
+            values.append(default)
+        elif text.isdigit() and int(text) >= least:
+            values.append(int(text))
+        else:
+            raise errors.UsageError('%s=%s: give a number of %s' % (
+                name, text, what))
+    return tuple(values)
+
+
+def run_module(base, tree, regex=None, concurrency=None):
+    """Run the regression module once; {test id: record}, uncached.
+
+    concurrency: stestr's workers (settings() by default; 0 is stestr's
+    own default).
+    """
     python = venv.ensure(base)
     step = progress.Step()
-    filters = [regex] if regex else list(base.regression)
-    proc = runner.stestr(base, tree, ['run', '--subunit'] + filters,
+    if concurrency is None:
+        concurrency = settings()[1]
+    workers = ['--concurrency', str(concurrency)] if concurrency else []
+    proc = runner.stestr(base, tree,
+                         ['run', '--subunit'] + workers +
+                         filters(base, regex),
                          stdout=subprocess.PIPE)
     records = {record['id']: record
                for record in _summary(base, python, tree, proc.stdout)}
@@ -122,43 +196,203 @@ def run_repeated(base, tree, test_ids, times):
     python = venv.ensure(base)
     names = [test_id for _ in range(times) for test_id in test_ids]
     proc = runtime.run(base, [str(python), '-m', 'subunit.run'] + names,
-                       cwd=tree, env=runner.environ(python, base.setenv),
+                       cwd=tree, env=runner.cache_bytecode(
+                           runner.environ(python, base.setenv), base.root),
                        stdout=subprocess.PIPE)
     # subunit.run first says which tests exist: not results
     return [record for record in _summary(base, python, tree, proc.stdout)
             if record['status'] != 'exists']
 
 
-def results(base, **kwargs):
-    """{test id: record} of the regression module on one tree."""
+def filters(base, selected=None):
+    """The stestr filters of a run.
+
+    The selection, or every regression module of the line.
+    """
+    return [selected] if selected else list(base.regression)
+
+
+def cache_key(head, lock, filters):
+    """The key of one run's results: tree commit, lock and stestr filters.
+
+    Trees and locks are reproducible, so the same tree and lock give the
+    same key on any machine; the filters (the regression modules, or the
+    selection of a tree without a unit) are part of the key, so a run of
+    some tests is never taken for a run of others.
+
+    >>> a = cache_key('c0ffee', 'pbr==6.1.1\\n', ['m.a', 'm.b'])
+    >>> a == cache_key('c0ffee', 'pbr==6.1.1\\n', ['m.a', 'm.b']), len(a)
+    (True, 20)
+    >>> len({a, cache_key('c0ffee', 'pbr==6.1.1\\n', ['m.a']),
+    ...      cache_key('c0ffee', 'pbr==6.1.1\\n', ['m.a|m.b'])})
+    3
+    """
+    text = '\0'.join([head, lock] + list(filters))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def cache_dir(root):
+    return build.build_dir(root) / 'results'
+
+
+@dataclasses.dataclass
+class Run:
+    """One column of a line's table: a tree, the tests it runs, results."""
+
+    base: object
+    column: str
+    tree: pathlib.Path
+    # the stestr filter of the tests it runs; None: every regression test
+    selected: str = None
+    # where its results are cached
+    cache: pathlib.Path = None
+    records: dict = None
+    cached: bool = False
+    # the stestr run's wall time, when it ran
+    seconds: float = 0.0
+
+
+def prepare(base, column='fork', selected=None, **kwargs):
+    """A column's Run: its tree built, its results read if cached.
+
+    Results are cached by the tree's commit, the lock and the stestr
+    filters; a selection that is not cached yet is taken from a cached
+    run of every test on the same tree, when there is one.
+    """
     tree = build.build(base, **kwargs)
     head = build.gitutils.out(tree, 'rev-parse', 'HEAD')
-    key = hashlib.sha256((head + base.lock.read_text()).encode()).hexdigest()
-    cache = build.build_dir(base.root) / 'results' / ('%s.json' % key[:20])
-    if cache.is_file():
-        records = json.loads(cache.read_text())
+    lock = base.lock.read_text()
+    where = progress.where(tree, base.root)
+    run = Run(base, column, tree, selected, cache_dir(base.root) / (
+        '%s.json' % cache_key(head, lock, filters(base, selected))))
+    full = cache_dir(base.root) / ('%s.json' % cache_key(
+        head, lock, filters(base)))
+    if run.cache.is_file():
+        run.records = json.loads(run.cache.read_text())
         progress.say('stestr: %s, %s (cached)' % (
-            progress.where(tree, base.root), _tests(records)), once=True)
-        return records
-    records = run_module(base, tree)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(records, indent=1, sort_keys=True))
-    return records
+            where, _tests(run.records)), once=True)
+    elif selected is not None and full.is_file():
+        pattern = re.compile(selected)
+        run.records = {test_id: record for test_id, record
+                       in json.loads(full.read_text()).items()
+                       if pattern.search(test_id)}
+        progress.say('stestr: %s, %s (cached, of a run of every test)' % (
+            where, _tests(run.records)), once=True)
+    run.cached = run.records is not None
+    return run
+
+
+class Pool(object):
+    """Runs the stestr runs of Runs not cached, jobs at once, as added.
+
+    A context manager: leaving it waits for the runs (and raises the
+    first error).  With one job each run runs when it is added.  A run in
+    a Debian root runs alone, in the main thread, at the end (its mounts
+    are the root's, and set a signal handler).
+    """
+
+    def __init__(self, jobs=None):
+        self.jobs = jobs or settings()[0]
+        self.pool = (futures.ThreadPoolExecutor(self.jobs)
+                     if self.jobs > 1 else None)
+        self.pending = []
+        self.rooted = []
+
+    def add(self, runs):
+        # the runs of every test first: the longest
+        for run in sorted((r for r in runs if r.records is None),
+                          key=lambda r: r.selected is not None):
+            # made or checked once, before the runs share it
+            venv.ensure(run.base)
+            if runtime.pick(run.base).in_root:
+                self.rooted.append(run)
+            elif self.pool is None:
+                _execute(run)
+            else:
+                self.pending.append(self.pool.submit(_execute, run))
+
+    def wait(self):
+        for run in self.rooted:
+            _execute(run)
+        self.rooted = []
+        for future in self.pending:
+            future.result()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        try:
+            if kind is None:
+                self.wait()
+        finally:
+            if self.pool is not None:
+                for future in self.pending:
+                    future.cancel()
+                self.pool.shutdown(wait=True)
+        return False
+
+
+def execute(runs, jobs=None):
+    """Run the runs whose results are not cached (Pool), and wait."""
+    with Pool(jobs) as pool:
+        pool.add(runs)
+
+
+def _execute(run):
+    start = time.monotonic()
+    run.records = run_module(run.base, run.tree, run.selected)
+    run.seconds = time.monotonic() - start
+    run.cache.parent.mkdir(parents=True, exist_ok=True)
+    partial = run.cache.with_name('.%s.partial-%d-%d' % (
+        run.cache.name, os.getpid(), threading.get_ident()))
+    partial.write_text(json.dumps(run.records, indent=1, sort_keys=True))
+    partial.replace(run.cache)
+
+
+def results(base, selected=None, **kwargs):
+    """({test id: record}, cached) of the regression modules on one tree.
+
+    selected: the stestr filter of the tests to run (``selection``), or
+    None for every regression test.
+    """
+    run = prepare(base, selected=selected, **kwargs)
+    execute([run], jobs=1)
+    return run.records, run.cached
+
+
+def plan(base, mutants=True, lacks=None):
+    """The Runs of a line's table, in column order, trees built.
+
+    lacks: the units the release lacks (``lacking``), if known.
+    """
+    lacks = lacking(base) if lacks is None else lacks
+    return [prepare(base, name, selected, **kwargs) for name, kwargs,
+            selected in variants(base, lacks, mutants)]
+
+
+def rows_of(base, runs):
+    """{short id: {column: (test id, outcome, duration)}} of done runs."""
+    bug = config.load_bug(base.root)
+    rows = {}
+    for run in runs:
+        for test_id, record in run.records.items():
+            rows.setdefault(short_id(base, test_id), {})[run.column] = (
+                test_id, classify(record, bug), record['duration'])
+    return rows
 
 
 def table(base, mutants=True):
-    """Run every column; return (columns, {short id: {column: outcome}}).
+    """Run every column; (columns, {short id: {column: outcome}}, cached).
 
-    Without mutants, only the pristine release and the fork.
+    Without mutants, only the pristine release and the fork.  A column
+    without a unit has the tests its selection ran; cached: the columns
+    whose results came from the cache.
     """
-    columns = variants(base, lacking(base), mutants)
-    bug = config.load_bug(base.root)
-    rows = {}
-    for name, kwargs in columns:
-        for test_id, record in results(base, **kwargs).items():
-            rows.setdefault(short_id(base, test_id), {})[name] = (
-                test_id, classify(record, bug), record['duration'])
-    return [name for name, _ in columns], rows
+    runs = plan(base, mutants)
+    execute(runs)
+    return ([r.column for r in runs], rows_of(base, runs),
+            {r.column for r in runs if r.cached})
 
 
 def short_id(base, test_id):
@@ -177,7 +411,7 @@ def short_id(base, test_id):
 def render(columns, rows):
     """An RST simple table: scenario by column."""
     header = ['scenario'] + columns
-    body = [[short] + [rows[short].get(c, (None, '-', None))[1]
+    body = [[short] + [rows[short].get(c, (None, NOT_RUN, None))[1]
                        for c in columns] for short in sorted(rows)]
     widths = [max(len(r[i]) for r in [header] + body)
               for i in range(len(header))]
@@ -239,8 +473,10 @@ def mutant_problems(base, columns, rows):
     for column in columns:
         if not column.startswith('without'):
             continue
+        # the tests the column ran: a tree without a unit runs only
+        # those it affects
         failing = [s for s, cells in rows.items()
-                   if cells.get(column, (None, '-', None))[1] != PASS]
+                   if column in cells and cells[column][1] != PASS]
         if not failing:
             problems.append('the fork %s passes every regression test: '
                             'that fix is not covered' % column)

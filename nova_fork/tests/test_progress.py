@@ -88,7 +88,10 @@ class MainTest(testtools.TestCase):
         code, out, err = self.main('build', 'fake', '--pristine')
         tree = self.project.root / 'build' / 'fake-pristine'
         self.assertEqual((0, '%s\n' % tree), (code, out))
+        # the release is imported once, its trees are clones of that
         self.assertEqual(['fetch: nova 1.0.0, cached in .cache/sdists',
+                          'build: build/imports/1.0.0, made: the import of '
+                          'nova 1.0.0',
                           'build: build/fake-pristine, made: nova 1.0.0 '
                           'and 3 commits'], steps(err))
         self.assertEqual(len(err.splitlines()), len(steps(err)))

@@ -17,6 +17,8 @@ from nova_fork import units
 # Bump when the way trees are built changes, so old trees are rebuilt.
 FORMAT = '3'
 STAMP = 'nova-fork-stamp'
+# build/IMPORTS/VERSION: the pristine import of each release (imported)
+IMPORTS = 'imports'
 
 
 def tree_name(label, pristine=False, without=None):
@@ -131,6 +133,53 @@ def import_sdist(sdist, dest, version, sha256):
     gitutils.git(dest, 'tag', version)
 
 
+def imported(root, sdist, version, sha256):
+    """The pristine import of a release, made once: build/imports/VERSION.
+
+    Every tree of the release is a clone of it (``clone_import``), so the
+    sdist is unpacked and its files hashed into git once, not once a
+    tree.  Made beside its place and renamed into place when complete,
+    as a tree is.
+    """
+    folder = build_dir(root) / IMPORTS
+    dest = folder / version
+    want = '%s %s' % (FORMAT, sha256)
+    stamp = dest / '.git' / STAMP
+    if stamp.is_file() and stamp.read_text().strip() == want:
+        return dest
+    step = progress.Step()
+    name = version
+    partial = folder / ('.%s.partial-%d' % (name, os.getpid()))
+    folder.mkdir(parents=True, exist_ok=True)
+    remove_stale_partials(folder, name)
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        import_sdist(sdist, partial, version, sha256)
+        (partial / '.git' / STAMP).write_text(want + '\n')
+        # another command may have made it meanwhile, and clone it now
+        if not (stamp.is_file() and stamp.read_text().strip() == want):
+            if dest.exists():
+                shutil.rmtree(dest)
+            partial.rename(dest)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    step.done('build: %s, made: the import of nova %s' % (
+        progress.where(dest, root), version))
+    return dest
+
+
+def clone_import(source, dest):
+    """A tree whose one commit is the import in source (``imported``).
+
+    ``git clone --local`` links the import's objects rather than copy
+    them; the clone keeps no remote, so that the tree is what
+    ``import_sdist`` makes: the import commit, on master, tagged.
+    """
+    gitutils.git(dest.parent, 'clone', '-q', '--local', str(source),
+                 str(dest))
+    gitutils.git(dest, 'remote', 'remove', 'origin')
+
+
 def add_files(tree, commit):
     for name, source in zip(commit.files, commit.sources):
         target = tree / name
@@ -228,7 +277,8 @@ def build(base, pristine=False, without=None):
     remove_stale_partials(build_dir(base.root), name)
     shutil.rmtree(partial, ignore_errors=True)
     try:
-        import_sdist(sdist, partial, base.nova, base.sha256)
+        clone_import(imported(base.root, sdist, base.nova, base.sha256),
+                     partial)
         for commit in commits:
             if commit in tests_only:
                 apply_tests(partial, base, commit)

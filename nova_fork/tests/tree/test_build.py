@@ -175,7 +175,47 @@ class BuildTest(testtools.TestCase):
                                side_effect=KeyboardInterrupt):
             self.assertRaises(KeyboardInterrupt, build.build, self.base)
         folder = self.project.root / 'build'
-        self.assertEqual([], list(folder.iterdir()))
+        # only the release's import, which is complete
+        self.assertEqual([build.IMPORTS],
+                         [p.name for p in folder.iterdir()])
+        self.assertEqual(['1.0.0'], [p.name for p in
+                                     (folder / build.IMPORTS).iterdir()])
+
+    def test_the_release_is_imported_once(self):
+        with mock.patch.object(build, 'import_sdist',
+                               wraps=build.import_sdist) as importer:
+            fork = build.build(self.base)
+            pristine = build.build(self.base, pristine=True)
+            without = build.build(self.base, without='free-instance')
+        self.assertEqual(1, importer.call_count)
+        # each tree is what an import of its own would be
+        heads = {gitutils.out(tree, 'rev-parse', '1.0.0^{commit}')
+                 for tree in (fork, pristine, without)}
+        self.assertEqual(1, len(heads))
+        for tree in (fork, pristine, without):
+            self.assertEqual('', gitutils.out(tree, 'remote'))
+            self.assertEqual('', gitutils.out(tree, 'status', '--short'))
+            self.assertEqual('master', gitutils.out(
+                tree, 'rev-parse', '--abbrev-ref', 'HEAD'))
+
+    def test_each_release_has_its_import(self):
+        build.build(self.base)
+        sha256 = self.project.add_release('1.0.1', **{'extra.txt': 'new\n'})
+        self.project.append('releases = 1.0.1 %s\n' % sha256)
+        base = config.get_base(self.project.root, 'fake').for_release(
+            '1.0.1')
+        tree = build.build(base)
+        self.assertEqual('new\n', (tree / 'extra.txt').read_text())
+        imports = self.project.root / 'build' / build.IMPORTS
+        self.assertEqual(['1.0.0', '1.0.1'],
+                         sorted(p.name for p in imports.iterdir()))
+        # an import whose stamp is not its sdist's is made again
+        (imports / '1.0.1' / '.git' / build.STAMP).write_text('old\n')
+        (tree / '.git' / build.STAMP).write_text('old\n')
+        with mock.patch.object(build, 'import_sdist',
+                               wraps=build.import_sdist) as importer:
+            build.build(base)
+        self.assertEqual(1, importer.call_count)
 
     def test_interrupted_rebuild_keeps_no_stale_stamp(self):
         build.build(self.base)
