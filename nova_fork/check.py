@@ -44,8 +44,8 @@ def major(version):
     match = VERSION_RE.match(version)
     if not match:
         raise errors.UsageError(
-            '%r is not a nova version: give one such as 29.2.1 ("pip '
-            'index versions nova" lists them)' % version)
+            '%r is not a nova version: give one such as 29.2.1 '
+            '(https://pypi.org/project/nova/#history lists them)' % version)
     return int(match.group(1))
 
 

@@ -88,8 +88,9 @@ class CheckTest(testtools.TestCase):
     def test_errors_are_one_line_and_exit_2_or_more(self):
         self.project.add_release('1.9.0', claims='# no claims here\n')
         no_pypi = mock.patch.object(
-            fetch, '_pip_download', side_effect=errors.FetchError(
-                'cannot download nova==9.9.9: PyPI is not reachable'))
+            fetch, '_download', side_effect=errors.FetchError(
+                'cannot read https://pypi.org/simple/nova/: the index is not '
+                'reachable'))
         for args, code, text in [
                 (['abc'], 2, "'abc' is not a nova version"),
                 (['0.9.0'], 2, 'nova 0.9.0 is older than one (1.0.0), the '
@@ -97,7 +98,7 @@ class CheckTest(testtools.TestCase):
                 (['1.9.0'], 5, 'cannot tell which units of the fix nova '
                                '1.9.0 has: nova/compute/claims.py has none '
                                'of Claim.abort'),
-                (['9.9.9'], 3, 'PyPI is not reachable')]:
+                (['9.9.9'], 3, 'the index is not reachable')]:
             with no_pypi:
                 got, out, err = self.run_check(*args)
             self.assertEqual(code, got, args)
