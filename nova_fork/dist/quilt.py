@@ -12,14 +12,17 @@ from nova_fork.tree import fetch
 from nova_fork.tree import gitutils
 
 
-def dep3(tree, commit, bug, origin=None, forwarded='not-needed'):
+def dep3(tree, commit, bug, origin=None, forwarded='not-needed',
+         author=None):
     """One commit as a DEP-3 patch: header paragraph, then the diff.
 
-    origin: the Origin field (default: vendor, the commit itself).
+    origin: the Origin field (default: vendor, the commit itself); author:
+    the Author field (default: the commit's).
     """
     subject = gitutils.out(tree, 'show', '-s', '--format=%s', commit)
     body = gitutils.out(tree, 'show', '-s', '--format=%b', commit)
-    author = gitutils.out(tree, 'show', '-s', '--format=%an <%ae>', commit)
+    author = author or gitutils.out(tree, 'show', '-s', '--format=%an <%ae>',
+                                    commit)
     date = gitutils.out(tree, 'show', '-s', '--format=%ad',
                         '--date=short', commit)
     lines = ['Description: %s' % subject]
@@ -37,7 +40,7 @@ def dep3(tree, commit, bug, origin=None, forwarded='not-needed'):
     return '\n'.join(lines) + '\n' + diff
 
 
-def write_series(tree, since, outdir, bug):
+def write_series(tree, since, outdir, bug, author=None):
     """Write one patch a commit and the series file; return the names."""
     outdir.mkdir(parents=True)
     commits = gitutils.out(tree, 'rev-list', '--reverse',
@@ -46,7 +49,7 @@ def write_series(tree, since, outdir, bug):
     for number, commit in enumerate(commits, start=1):
         subject = gitutils.out(tree, 'show', '-s', '--format=%f', commit)
         name = '%04d-%s.patch' % (number, subject[:52])
-        (outdir / name).write_text(dep3(tree, commit, bug))
+        (outdir / name).write_text(dep3(tree, commit, bug, author=author))
         names.append(name)
     (outdir / 'series').write_text(''.join(n + '\n' for n in names))
     return names

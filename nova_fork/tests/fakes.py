@@ -137,6 +137,14 @@ class FakeProject(fixtures.Fixture):
         self.root = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
         self.useFixture(fixtures.EnvironmentVariable(
             'NOVA_FORK_ROOT', str(self.root)))
+        # the user has no git identity, unless a test gives one
+        self.useFixture(fixtures.EnvironmentVariable(
+            'GIT_CONFIG_GLOBAL', os.devnull))
+        self.useFixture(fixtures.EnvironmentVariable(
+            'GIT_CONFIG_NOSYSTEM', '1'))
+        for name in ('NAME', 'EMAIL'):
+            self.useFixture(fixtures.EnvironmentVariable(
+                'GIT_AUTHOR_%s' % name))
         work = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
         cache = self.root / '.cache' / 'sdists'
         cache.mkdir(parents=True)
