@@ -98,12 +98,28 @@ def entry(version):
     files = read()
     if version in files:
         return files[version]
-    finals = [v for v in files if all(p.isdigit() for p in v.split('.'))]
-    newest = max(finals, key=_key) if finals else None
+    known = finals(files)
+    newest = known[-1] if known else None
     there = ' (the newest final release there is %s)' % newest \
         if newest else ''
     raise errors.FetchError(
         'nova %s is not a release on %s%s' % (version, url(), there))
+
+
+def finals(files):
+    """The final releases among FILES' versions, oldest first.
+
+    >>> finals({'34.0.0': {}, '34.0.0.0rc1': {}, '9.1.0': {}})
+    ['9.1.0', '34.0.0']
+    """
+    return sorted((v for v in files if all(p.isdigit() for p in v.split('.'))),
+                  key=_key)
+
+
+def newest_final(files, major):
+    """The newest final release of nova MAJOR among FILES, or None."""
+    same = [v for v in finals(files) if _key(v)[0] == major]
+    return same[-1] if same else None
 
 
 def _key(version):
