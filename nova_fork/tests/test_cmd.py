@@ -146,7 +146,7 @@ class ReleasesTest(testtools.TestCase):
         self.useFixture(fakes.FakeIndex())
         files = index.read()
         finals = [v for v in index.finals(files)
-                  if (18, 0, 2) <= index._key(v) <= (34, 0, 0)]
+                  if (18, 0, 2) <= index.version_key(v) <= (34, 0, 0)]
         self.assertEqual(111, len(finals))
         self.assertEqual('25.3.0', index.newest_final(files, 25))
         self.assertEqual([('fake', '1.0.0', None)], releases.behind(

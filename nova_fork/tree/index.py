@@ -113,14 +113,15 @@ def finals(files):
     ['9.1.0', '34.0.0']
     """
     return sorted((v for v in files if all(p.isdigit() for p in v.split('.'))),
-                  key=_key)
+                  key=version_key)
 
 
 def newest_final(files, major):
     """The newest final release of nova MAJOR among FILES, or None."""
-    same = [v for v in finals(files) if _key(v)[0] == major]
+    same = [v for v in finals(files) if version_key(v)[0] == major]
     return same[-1] if same else None
 
 
-def _key(version):
+def version_key(version):
+    """'34.0.0' as (34, 0, 0), for sorting final releases."""
     return tuple(int(p) for p in version.split('.'))
