@@ -24,6 +24,7 @@ from nova_fork.commands import releases
 from nova_fork.commands import reproduce
 from nova_fork.commands import review
 from nova_fork.commands import sdist
+from nova_fork.commands import sweep
 from nova_fork.commands import test
 from nova_fork.commands import tox
 from nova_fork.commands import venv
@@ -35,7 +36,7 @@ from nova_fork import progress
 # NAME_cmd(args, root), NAME being the module's (and the command's) name.
 COMMANDS = (build, venv, lock, test, lint, tox, gate, export, sdist, review,
             lines, releases, refresh, backport, check, reproduce, mutants,
-            libvirt, debian, matrix)
+            libvirt, debian, matrix, sweep)
 
 
 def name_of(command):

@@ -58,10 +58,10 @@ def write_series(tree, since, outdir, bug, author=None):
 def verify(base, patches_dir):
     """quilt push -a onto each release of the line that takes the series.
 
-    Every release the line serves (bases.ini: nova and releases) that gets
-    the same commits as the exported one (it lacks the same units) is
-    unpacked from its sdist, the series pushed, and the changed files
-    compared with the fork built on that release.  A release that lacks
+    The exported release, and every release bases.ini lists for the line
+    (nova and releases) that gets the same commits as the exported one (it
+    lacks the same units), is unpacked from its sdist, the series pushed,
+    and the changed files compared with the fork built on that release.  A release that lacks
     other units gets its own series: export --release VERSION.
     """
     if not shutil.which('quilt'):
@@ -69,7 +69,8 @@ def verify(base, patches_dir):
             'quilt is not installed, so the quilt series cannot be checked: '
             'apt-get install quilt')
     exported = _subjects(build.build(base), base.nova)
-    for version in [base.default_nova] + [v for v, _ in base.releases]:
+    versions = [base.nova, base.default_nova] + [v for v, _ in base.releases]
+    for version in dict.fromkeys(versions):
         on_release = base.for_release(version)
         tree = build.build(on_release)
         if _subjects(tree, version) == exported:
