@@ -3,7 +3,8 @@
 For each final release on the index from FIRST to LAST, the line of its
 series (by major version) builds the fork on it (the release pinned as
 ``--release`` pins it), which ``git am``s the line's commits of the units
-it lacks, and exports it: ``git am`` onto the pristine release again,
+it lacks (with a 3-way merge where their context moved), and exports it:
+the release's own series, ``git am`` onto the pristine release again,
 and ``quilt push`` for the lines with a quilt series.  A row a release:
 its line, the units it lacks, whether each step applies, and what to do
 where one does not.
@@ -27,7 +28,7 @@ from nova_fork.tree import pins
 
 FIRST, LAST = '18.0.2', '34.0.0'
 INC = matrix.INC.with_name('sweep.inc')
-OK, FAILS, NONE = 'ok', 'fails', '-'
+OK, FAILS, NONE, THREE_WAY = 'ok', 'fails', '-', '3-way'
 
 
 @dataclasses.dataclass
@@ -41,7 +42,13 @@ class Row:
 
     @property
     def applies(self):
+        """The series for the release applies (its own, where moved)."""
         return FAILS not in (self.am, self.quilt)
+
+    @property
+    def unchanged(self):
+        """The line's series applies as it is."""
+        return self.applies and self.am != THREE_WAY
 
 
 def releases(root, first=FIRST, last=LAST):
@@ -67,19 +74,24 @@ def sweep_one(line, version):
             row.todo = 'has every unit: nothing to ship'
             return row
         try:
-            build.build(base)
+            tree = build.build(base)
         except errors.PatchError as exc:
             row.am, row.todo = FAILS, str(exc)
             return row
+        moved = [m.split(':')[0] for m in build.three_way(tree)]
+        if moved:
+            row.todo = ('context moved in %s: the release\'s own series, '
+                        'nova-fork export %s --release %s' % (
+                            ', '.join(moved), line.series, version))
         try:
             export.export(base)
         except errors.PatchError as exc:
             quilt = 'quilt' in str(exc)
-            row.am = OK if quilt else FAILS
+            row.am = (THREE_WAY if moved else OK) if quilt else FAILS
             row.quilt = FAILS if quilt else NONE
             row.todo = str(exc)
             return row
-        row.am = OK
+        row.am = THREE_WAY if moved else OK
         row.quilt = OK if base.quilt else NONE
         return row
     finally:
@@ -103,7 +115,7 @@ def sweep(root, first=FIRST, last=LAST):
 
 
 def table(rows):
-    head = ['release', 'line', 'lacks', 'git am', 'quilt push',
+    head = ['release', 'line', 'lacks', 'the line\'s commits', 'quilt push',
             'what to do']
     body = [[r.release, r.line, ', '.join(r.lacks) or 'nothing', r.am,
              r.quilt, r.todo or NONE] for r in rows]
@@ -113,10 +125,14 @@ def table(rows):
 def summary(rows):
     """One sentence: how many releases, how many apply unchanged."""
     shipped = [r for r in rows if r.lacks]
-    applies = [r for r in shipped if r.applies]
-    return ('%d releases; %d lack units of the fix, and the series of '
-            'their line applies unchanged to %d of them' % (
-                len(rows), len(shipped), len(applies)))
+    unchanged = [r for r in shipped if r.unchanged]
+    moved = [r for r in shipped if r.applies and not r.unchanged]
+    failing = [r for r in shipped if not r.applies]
+    return ('%d releases; %d lack units of the fix: the series of their '
+            'line applies unchanged to %d, with a 3-way merge (context '
+            'moved) to %d, and not to %d' % (
+                len(rows), len(shipped), len(unchanged), len(moved),
+                len(failing)))
 
 
 def inc(rows, date, commit, seconds):
