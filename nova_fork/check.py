@@ -7,6 +7,7 @@ import re
 from nova_fork import config
 from nova_fork import errors
 from nova_fork.tree import fetch
+from nova_fork.tree import pins
 from nova_fork import units
 
 VERSION_RE = re.compile(r'^(\d+)\.\d+\.\d+(\.0(rc|b)\d+)?$')
@@ -44,8 +45,8 @@ def major(version):
     match = VERSION_RE.match(version)
     if not match:
         raise errors.UsageError(
-            '%r is not a nova version: give one such as 29.2.1 ("pip '
-            'index versions nova" lists them)' % version)
+            '%r is not a nova version: give one such as 29.2.1 '
+            '(https://pypi.org/project/nova/#history lists them)' % version)
     return int(match.group(1))
 
 
@@ -63,17 +64,18 @@ def serving_line(root, version):
     return series, lines[0] if lines else None
 
 
-def known_sha256(line, version):
+def known_sha256(root, line, version):
+    """The sha256 bases.ini or SHA256SUMS pins for VERSION, or None."""
     if line is None:
         return None
-    return dict(line.releases + ((line.default_nova,
-                                  line.default_sha256),)).get(version)
+    known = dict(line.releases + ((line.default_nova, line.default_sha256),))
+    return known.get(version) or pins.load(root).get(version)
 
 
 def check(root, version):
     """Report which units nova VERSION has and needs, from its sdist."""
     series, line = serving_line(root, version)
-    sdist = fetch.fetch(root, version, known_sha256(line, version))
+    sdist = fetch.fetch(root, version, known_sha256(root, line, version))
     results = units.of_release(config.load_units(root), version, sdist)
     digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
     return Report(version, series, line, results, digest)
@@ -95,13 +97,8 @@ def render(report, bug):
     line = report.line
     if line is None:
         out.append('%s; no line serves %s yet' % (needs, report.series))
-    elif known_sha256(line, report.version):
+    else:
         release = '' if report.version == line.default_nova else \
             ' --release %s' % report.version
         out.append('%s: nova-fork build %s%s' % (needs, line.series, release))
-    else:
-        out.append('%s; line %s serves it once its releases in %s list '
-                   '"%s %s" (the sha256 of the sdist it read)' % (
-                       needs, line.series, config.BASES_FILE,
-                       report.version, report.sha256))
     return out

@@ -20,9 +20,11 @@ from nova_fork.commands import lock
 from nova_fork.commands import matrix
 from nova_fork.commands import mutants
 from nova_fork.commands import refresh
+from nova_fork.commands import releases
 from nova_fork.commands import reproduce
 from nova_fork.commands import review
 from nova_fork.commands import sdist
+from nova_fork.commands import sweep
 from nova_fork.commands import test
 from nova_fork.commands import tox
 from nova_fork.commands import venv
@@ -33,8 +35,8 @@ from nova_fork import progress
 # In the order of --help.  Each module has HELP, add_arguments(parser) and
 # NAME_cmd(args, root), NAME being the module's (and the command's) name.
 COMMANDS = (build, venv, lock, test, lint, tox, gate, export, sdist, review,
-            lines, refresh, backport, check, reproduce, mutants, libvirt,
-            debian, matrix)
+            lines, releases, refresh, backport, check, reproduce, mutants,
+            libvirt, debian, matrix, sweep)
 
 
 def name_of(command):

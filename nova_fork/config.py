@@ -135,12 +135,17 @@ class Base:
             return '%s-%s' % (self.series, self.nova)
         return self.series
 
-    def for_release(self, version):
-        """The same series on another release it lists in ``releases``."""
+    def for_release(self, version, sha256=None):
+        """The same series on another release it lists in ``releases``.
+
+        sha256: the pin of a release it does not list (tree/pins.py).
+        """
         if version is None or version == self.nova:
             return self
         known = dict(self.releases)
         known[self.default_nova] = self.default_sha256
+        if version not in known and sha256:
+            known[version] = sha256
         if version not in known:
             raise errors.UsageError(
                 'series %s is not set up for nova %s; its releases are %s '

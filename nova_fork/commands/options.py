@@ -2,6 +2,7 @@
 
 from nova_fork import config
 from nova_fork import errors
+from nova_fork.tree import pins
 
 
 def line_options(parser, release=True):
@@ -35,4 +36,4 @@ def line(args, root):
 
 def base(args, root):
     """The line the command names, for its --release if given."""
-    return line(args, root).for_release(getattr(args, 'release', None))
+    return pins.on_release(line(args, root), getattr(args, 'release', None))

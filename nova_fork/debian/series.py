@@ -148,8 +148,11 @@ def patch_name(bug, number, tree, commit):
     return 'lp%s-%04d-%s.patch' % (bug.id, number, subject[:52])
 
 
-def write(root, base, tree, fork_ids, outdir):
-    """The DEP-3 patches and series lines; [patch names]."""
+def write(root, base, tree, fork_ids, outdir, author=None):
+    """The DEP-3 patches and series lines; [patch names].
+
+    author: their Author field (default: each commit's own).
+    """
     bug = config.load_bug(root)
     outdir.mkdir(parents=True)
     commits = gitutils.out(tree, 'rev-list', '--reverse',
@@ -163,7 +166,7 @@ def write(root, base, tree, fork_ids, outdir):
             ', Change-Id %s' % change[-1] if change else '')
         name = patch_name(bug, number, tree, commit)
         (outdir / name).write_text(quilt.dep3(
-            tree, commit, bug, origin=origin, forwarded='no'))
+            tree, commit, bug, origin=origin, forwarded='no', author=author))
         names.append(name)
     (outdir / 'series').write_text(''.join(n + '\n' for n in names))
     return names
@@ -244,8 +247,10 @@ def make(root, suite, tests=True, say=report):
     partial = dest.with_name('.%s.partial' % suite)
     shutil.rmtree(partial, ignore_errors=True)
     try:
+        author, said = gitutils.author(root)
+        say('  %s' % said)
         names = write(root, base, tree,
-                      [c for _, c in chosen], partial)
+                      [c for _, c in chosen], partial, author)
         with tempfile.TemporaryDirectory() as tmp:
             work = pathlib.Path(tmp)
             pushed = check_push(source, partial, names, work)

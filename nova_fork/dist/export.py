@@ -1,6 +1,7 @@
 """Export a fork as a git format-patch series, checked with git am."""
 
 import pathlib
+import re
 import shutil
 import tempfile
 
@@ -17,10 +18,21 @@ def dist_dir(root, series):
     return pathlib.Path(root) / 'dist' / series
 
 
-def format_patch(tree, since, outdir):
+def format_patch(tree, since, outdir, author=None):
+    """git format-patch of SINCE..HEAD; AUTHOR, when given, is each From.
+
+    The fork's commits carry a fixed identity, so that their ids do not
+    depend on who builds them; an export names the user who ships it.
+    """
     gitutils.git(tree, 'format-patch', '-q', *gitutils.FORMAT_PATCH_FLAGS,
                  '-o', str(outdir), '%s..HEAD' % since)
-    return sorted(outdir.glob('*.patch'))
+    patches = sorted(outdir.glob('*.patch'))
+    for patch in patches if author else ():
+        head, blank, rest = patch.read_text().partition('\n\n')
+        head = re.sub(r'^From: .*$', lambda _: 'From: %s' % author, head,
+                      count=1, flags=re.M)
+        patch.write_text(head + blank + rest)
+    return patches
 
 
 def verify(tree, tag, patches):
@@ -57,14 +69,16 @@ def export(base):
     try:
         if base.backport_of:
             cherrypick.check(base, tree)
+        author, said = gitutils.author(base.root)
+        progress.say(said)
         step = progress.Step()
-        patches = format_patch(tree, base.nova, partial)
+        patches = format_patch(tree, base.nova, partial, author)
         verify(tree, base.nova, patches)
         step.done('git am: %d patch%s onto nova %s give the fork\'s tree' % (
             len(patches), '' if len(patches) == 1 else 'es', base.nova))
         if base.quilt:
             quilt.write_series(tree, base.nova, partial / 'quilt',
-                               config.load_bug(base.root))
+                               config.load_bug(base.root), author)
             quilt.verify(base, partial / 'quilt')
         if dest.exists():
             shutil.rmtree(dest)

@@ -12,14 +12,17 @@ from nova_fork.tree import fetch
 from nova_fork.tree import gitutils
 
 
-def dep3(tree, commit, bug, origin=None, forwarded='not-needed'):
+def dep3(tree, commit, bug, origin=None, forwarded='not-needed',
+         author=None):
     """One commit as a DEP-3 patch: header paragraph, then the diff.
 
-    origin: the Origin field (default: vendor, the commit itself).
+    origin: the Origin field (default: vendor, the commit itself); author:
+    the Author field (default: the commit's).
     """
     subject = gitutils.out(tree, 'show', '-s', '--format=%s', commit)
     body = gitutils.out(tree, 'show', '-s', '--format=%b', commit)
-    author = gitutils.out(tree, 'show', '-s', '--format=%an <%ae>', commit)
+    author = author or gitutils.out(tree, 'show', '-s', '--format=%an <%ae>',
+                                    commit)
     date = gitutils.out(tree, 'show', '-s', '--format=%ad',
                         '--date=short', commit)
     lines = ['Description: %s' % subject]
@@ -37,7 +40,7 @@ def dep3(tree, commit, bug, origin=None, forwarded='not-needed'):
     return '\n'.join(lines) + '\n' + diff
 
 
-def write_series(tree, since, outdir, bug):
+def write_series(tree, since, outdir, bug, author=None):
     """Write one patch a commit and the series file; return the names."""
     outdir.mkdir(parents=True)
     commits = gitutils.out(tree, 'rev-list', '--reverse',
@@ -46,7 +49,7 @@ def write_series(tree, since, outdir, bug):
     for number, commit in enumerate(commits, start=1):
         subject = gitutils.out(tree, 'show', '-s', '--format=%f', commit)
         name = '%04d-%s.patch' % (number, subject[:52])
-        (outdir / name).write_text(dep3(tree, commit, bug))
+        (outdir / name).write_text(dep3(tree, commit, bug, author=author))
         names.append(name)
     (outdir / 'series').write_text(''.join(n + '\n' for n in names))
     return names
@@ -55,10 +58,10 @@ def write_series(tree, since, outdir, bug):
 def verify(base, patches_dir):
     """quilt push -a onto each release of the line that takes the series.
 
-    Every release the line serves (bases.ini: nova and releases) that gets
-    the same commits as the exported one (it lacks the same units) is
-    unpacked from its sdist, the series pushed, and the changed files
-    compared with the fork built on that release.  A release that lacks
+    The exported release, and every release bases.ini lists for the line
+    (nova and releases) that gets the same commits as the exported one (it
+    lacks the same units), is unpacked from its sdist, the series pushed,
+    and the changed files compared with the fork built on that release.  A release that lacks
     other units gets its own series: export --release VERSION.
     """
     if not shutil.which('quilt'):
@@ -66,7 +69,8 @@ def verify(base, patches_dir):
             'quilt is not installed, so the quilt series cannot be checked: '
             'apt-get install quilt')
     exported = _subjects(build.build(base), base.nova)
-    for version in [base.default_nova] + [v for v, _ in base.releases]:
+    versions = [base.nova, base.default_nova] + [v for v, _ in base.releases]
+    for version in dict.fromkeys(versions):
         on_release = base.for_release(version)
         tree = build.build(on_release)
         if _subjects(tree, version) == exported:

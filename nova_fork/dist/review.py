@@ -8,11 +8,9 @@ review``.  Nothing is written unless every check passed.
 """
 
 import dataclasses
-import os
 import pathlib
 import re
 import shutil
-import subprocess
 import tempfile
 
 from nova_fork import config
@@ -31,7 +29,6 @@ MOVE_REPORT = 'doc/source/bug-report-move.rst'
 FORMAT_PATCH_FLAGS = tuple(
     f for f in gitutils.FORMAT_PATCH_FLAGS if f != '-N') + ('--numbered',)
 
-IDENT_RE = re.compile(r'^(?P<who>.*<[^<>]*>) \d+ [+-]\d{4}$')
 CHANGE_ID_RE = re.compile(r'^Change-Id: (I[0-9a-f]{40})$', re.M)
 PICKED_RE = re.compile(r'^\(cherry picked from commit [0-9a-f]{40}\)\n?',
                        re.M)
@@ -76,28 +73,14 @@ a positive integer, not '0'
 
 
 def identity(cwd=None):
-    """'Name <email>' of the user, as git resolves it in cwd.
-
-    The user's git configuration (local, global, system) and GIT_AUTHOR_*
-    count, as for a commit of theirs; an identity git would only guess
-    from the host does not.
-    """
-    try:
-        proc = subprocess.run(
-            ('git', '-c', 'user.useConfigOnly=true', 'var',
-             'GIT_AUTHOR_IDENT'), cwd=cwd or os.getcwd(),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    except FileNotFoundError:
-        raise errors.UsageError('git is not installed: install git first')
-    match = IDENT_RE.match(proc.stdout.strip())
-    if proc.returncode or not match:
-        said = [s.strip() for s in proc.stderr.splitlines() if s.strip()]
+    """'Name <email>' of the user, as git resolves it in cwd."""
+    who, said = gitutils.user_identity(cwd)
+    if not who:
         raise errors.UsageError(
             'no git identity to sign the review series with (git var '
-            'GIT_AUTHOR_IDENT: %s); set yours: git config --global '
-            'user.name "Your Name"; git config --global user.email '
-            'you@example.org' % (said[-1] if said else 'nothing'))
-    return match.group('who')
+            'GIT_AUTHOR_IDENT: %s); set yours: %s' % (
+                said, gitutils.SET_IDENTITY))
+    return who
 
 
 def parse_onto(text):

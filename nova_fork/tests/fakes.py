@@ -1,15 +1,20 @@
 """A tiny fake project: a fake nova sdist, bases.ini and a patch series."""
 
+import email.message
 import gzip
 import hashlib
 import io
+import json
 import os
 import pathlib
 import subprocess
 import tarfile
 import textwrap
+import urllib.request
 
 import fixtures
+
+from nova_fork.tree import index
 
 CLAIMS = textwrap.dedent('''\
     class Claim(object):
@@ -137,6 +142,14 @@ class FakeProject(fixtures.Fixture):
         self.root = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
         self.useFixture(fixtures.EnvironmentVariable(
             'NOVA_FORK_ROOT', str(self.root)))
+        # the user has no git identity, unless a test gives one
+        self.useFixture(fixtures.EnvironmentVariable(
+            'GIT_CONFIG_GLOBAL', os.devnull))
+        self.useFixture(fixtures.EnvironmentVariable(
+            'GIT_CONFIG_NOSYSTEM', '1'))
+        for name in ('NAME', 'EMAIL'):
+            self.useFixture(fixtures.EnvironmentVariable(
+                'GIT_AUTHOR_%s' % name))
         work = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
         cache = self.root / '.cache' / 'sdists'
         cache.mkdir(parents=True)
@@ -181,3 +194,60 @@ class FakeProject(fixtures.Fixture):
     def append(self, text):
         bases = self.root / 'bases.ini'
         bases.write_text(bases.read_text() + text)
+
+
+# nova's page on PyPI as pip reads it (PEP 691), its sdists only; the file
+# says when it was recorded.
+RECORDED = pathlib.Path(__file__).parent / 'data' / 'pypi-simple-nova.json'
+PAGE = 'https://pypi.org/simple/nova/'
+
+
+class _Answer(io.BytesIO):
+
+    def __init__(self, body, content_type):
+        super().__init__(body)
+        self.headers = email.message.Message()
+        self.headers['Content-Type'] = content_type
+
+
+class FakeIndex(fixtures.Fixture):
+    """urlopen answering from a page and a {url: bytes} of files.
+
+    The recorded page's file for VERSION is replaced by DATA, with the
+    sha256 the index then publishes.
+    """
+
+    def __init__(self, page=None, content_type=index.ACCEPT.split(',')[0]):
+        super().__init__()
+        self.page = page if page is not None else json.loads(
+            RECORDED.read_text())
+        self.content_type = content_type
+        self.files = {}
+        self.asked = []
+        self.error = None
+
+    def serve(self, version, data):
+        for entry in self.page['files']:
+            if entry['filename'] == 'nova-%s.tar.gz' % version:
+                entry['hashes'] = {'sha256': hashlib.sha256(data).hexdigest()}
+                self.files[entry['url']] = data
+                return entry
+        raise AssertionError('%s is not on the recorded page' % version)
+
+    def _urlopen(self, request, timeout):
+        url = getattr(request, 'full_url', request)
+        self.asked.append(url)
+        if self.error:
+            raise self.error
+        if url == PAGE:
+            body = self.page
+            if not isinstance(body, bytes):
+                body = json.dumps(body).encode()
+            return _Answer(body, self.content_type)
+        return _Answer(self.files[url], 'application/octet-stream')
+
+    def _setUp(self):
+        self.useFixture(fixtures.EnvironmentVariable('PIP_INDEX_URL'))
+        self.useFixture(fixtures.MockPatchObject(index, '_pages', {}))
+        self.useFixture(fixtures.MockPatchObject(
+            urllib.request, 'urlopen', side_effect=self._urlopen))

@@ -8,8 +8,11 @@ import testtools
 
 from nova_fork import cmd
 from nova_fork import commands
+from nova_fork.commands import releases
+from nova_fork import config
 from nova_fork.tests import fakes
 from nova_fork import toxenvs
+from nova_fork.tree import index
 
 
 class CommandsTest(testtools.TestCase):
@@ -100,3 +103,51 @@ class LinesTest(testtools.TestCase):
         self.assertEqual(2, code)
         self.assertEqual('nova-fork: error: name a line: fake, two '
                          '(bases.ini)\n', text)
+
+
+class ReleasesTest(testtools.TestCase):
+    """nova-fork releases, on pages the fake index serves."""
+
+    def setUp(self):
+        super().setUp()
+        self.project = self.useFixture(fakes.FakeProject())
+        self.project.append(fakes.line_section(
+            'two', '2.0.0', 'ab' * 32, 'patches/fake'))
+
+    def releases(self, *versions):
+        page = {'files': [
+            {'filename': 'nova-%s.tar.gz' % v, 'url': 'https://f/%s' % v,
+             'hashes': {'sha256': v.replace('.', '') * 8}}
+            for v in versions]}
+        self.useFixture(fakes.FakeIndex(page))
+        with mock.patch('sys.stdout', new_callable=io.StringIO) as out:
+            code = cmd.main(['-q', 'releases'])
+        return code, out.getvalue()
+
+    def test_every_line_on_its_newest(self):
+        code, out = self.releases('1.0.0', '2.0.0', '2.0.0.0rc1', '3.0.0')
+        self.assertEqual(0, code)
+        self.assertEqual('line      release   newest on the index\n'
+                         'fake      1.0.0     1.0.0\n'
+                         'two       2.0.0     2.0.0\n', out)
+
+    def test_a_newer_final_release(self):
+        code, out = self.releases('1.0.0', '1.0.10', '1.0.9', '1.1.0.0rc1',
+                                  '2.0.0')
+        self.assertEqual(1, code)
+        self.assertIn('fake      1.0.0     1.0.10\n', out)
+        self.assertIn('line fake is on nova 1.0.0; the index has 1.0.10: set '
+                      'nova and sha256 (%s) of [fake] in bases.ini, add '
+                      '1.0.0 to its releases, then nova-fork backport fake'
+                      % ('1010' * 8), out)
+
+    def test_on_the_recorded_pypi_page(self):
+        # nova's page on PyPI, as recorded: 18 to 34 final releases
+        self.useFixture(fakes.FakeIndex())
+        files = index.read()
+        finals = [v for v in index.finals(files)
+                  if (18, 0, 2) <= index.version_key(v) <= (34, 0, 0)]
+        self.assertEqual(111, len(finals))
+        self.assertEqual('25.3.0', index.newest_final(files, 25))
+        self.assertEqual([('fake', '1.0.0', None)], releases.behind(
+            [config.get_base(self.project.root, 'fake')], files))

@@ -17,6 +17,8 @@ from nova_fork import units
 # Bump when the way trees are built changes, so old trees are rebuilt.
 FORMAT = '3'
 STAMP = 'nova-fork-stamp'
+# the commits a tree took with a 3-way merge (apply_commit)
+THREE_WAY = 'nova-fork-3way'
 # build/IMPORTS/VERSION: the pristine import of each release (imported)
 IMPORTS = 'imports'
 
@@ -188,24 +190,71 @@ def add_files(tree, commit):
     gitutils.git(tree, 'add', '-f', '--', *commit.files)
 
 
+def listed(base):
+    """True when bases.ini lists the release (nova or releases)."""
+    return base.nova == base.default_nova or base.nova in dict(base.releases)
+
+
+def three_way_source(tree, base):
+    """Bring the objects of the line's listed forks into TREE, once.
+
+    The blobs a patch was written against are then there for ``git am
+    -3``: a release bases.ini does not list takes a commit whose context
+    moved as a cherry-pick would, and stops only at a real conflict.
+    """
+    if (tree / '.git' / THREE_WAY).exists():
+        return
+    for version in [base.default_nova] + [v for v, _ in base.releases]:
+        fork = build(base.for_release(version))
+        gitutils.git(tree, 'fetch', '-q', '--no-tags', str(fork), 'HEAD')
+    (tree / '.git' / THREE_WAY).write_text('')
+
+
 def apply_commit(tree, base, commit):
-    """Apply one series entry as one commit of the tree."""
+    """Apply one series entry as one commit of the tree.
+
+    A patch that does not apply to a release bases.ini does not list is
+    taken with a 3-way merge (its name is then added to the tree's
+    .git/nova-fork-3way); a conflict stops it.
+    """
     if commit.is_patch:
-        proc = gitutils.git(tree, 'am', '-q',
-                            '--committer-date-is-author-date',
-                            str(commit.path), check=False)
+        am = ('am', '-q', '--committer-date-is-author-date')
+        proc = gitutils.git(tree, *am, str(commit.path), check=False)
         if proc.returncode:
             gitutils.git(tree, 'am', '--abort', check=False)
-            raise errors.PatchError('%s does not apply to nova %s: %s' % (
-                commit.path.relative_to(base.root), base.nova,
-                detect.describe_failure(commit.path.read_text(),
-                                        proc.stderr + proc.stdout)))
+            why = detect.describe_failure(commit.path.read_text(),
+                                          proc.stderr + proc.stdout)
+            name = commit.path.relative_to(base.root)
+            if listed(base):
+                raise errors.PatchError('%s does not apply to nova %s: %s' % (
+                    name, base.nova, why))
+            three_way_source(tree, base)
+            proc = gitutils.git(tree, *(am + ('-3', str(commit.path))),
+                                check=False)
+            if proc.returncode:
+                conflicts = gitutils.out(tree, 'diff', '--name-only',
+                                         '--diff-filter=U').split()
+                gitutils.git(tree, 'am', '--abort', check=False)
+                raise errors.PatchError(
+                    '%s does not apply to nova %s, even with a 3-way merge: '
+                    'it conflicts in %s; backport it to %s (nova-fork '
+                    'backport %s --release %s)' % (
+                        name, base.nova, ', '.join(conflicts) or why,
+                        base.nova, base.series, base.nova))
+            with open(tree / '.git' / THREE_WAY, 'a') as moved:
+                moved.write('%s: %s\n' % (commit.name, why))
         if commit.files:
             add_files(tree, commit)
             gitutils.git(tree, 'commit', '-q', '--amend', '--no-edit')
     else:
         add_files(tree, commit)
         gitutils.git(tree, 'commit', '-q', '-F', str(commit.path))
+
+
+def three_way(tree):
+    """The commits of TREE taken with a 3-way merge: ['NAME: why']."""
+    path = pathlib.Path(tree) / '.git' / THREE_WAY
+    return path.read_text().splitlines() if path.is_file() else []
 
 
 def apply_tests(tree, base, commit):

@@ -6,6 +6,7 @@ commit ids.
 """
 
 import os
+import re
 import subprocess
 
 from nova_fork import errors
@@ -13,6 +14,10 @@ from nova_fork import errors
 NAME = 'Nova PCI fork'
 EMAIL = 'nova-pci-fork@example.org'
 DATE = '2026-12-02T12:00:00+0000'
+
+IDENT_RE = re.compile(r'^(?P<who>.*<[^<>]*>) \d+ [+-]\d{4}$')
+SET_IDENTITY = ('git config --global user.name "Your Name"; git config '
+                '--global user.email you@example.org')
 
 FORMAT_PATCH_FLAGS = (
     '--no-renames', '--no-signature', '-N', '--zero-commit', '--abbrev=12',
@@ -57,3 +62,36 @@ def git(cwd, *args, check=True, input=None):
 
 def out(cwd, *args):
     return git(cwd, *args).stdout.strip()
+
+
+def user_identity(cwd=None):
+    """('Name <email>' or None, what git said): the user's own identity.
+
+    As git resolves it for a commit of theirs in cwd: their configuration
+    (local, global, system) and GIT_AUTHOR_* count; an identity git would
+    only guess from the host does not.
+    """
+    try:
+        proc = subprocess.run(
+            ('git', '-c', 'user.useConfigOnly=true', 'var',
+             'GIT_AUTHOR_IDENT'), cwd=cwd or os.getcwd(),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except FileNotFoundError:
+        raise errors.UsageError('git is not installed: install git first')
+    match = IDENT_RE.match(proc.stdout.strip())
+    if proc.returncode or not match:
+        said = [s.strip() for s in proc.stderr.splitlines() if s.strip()]
+        return None, said[-1] if said else 'nothing'
+    return match.group('who'), None
+
+
+def author(cwd=None):
+    """(author for exported patches or None, what to say of it).
+
+    The user's git identity; None (the commits' own author) without one.
+    """
+    who, _ = user_identity(cwd)
+    if who:
+        return who, 'author: %s, your git identity' % who
+    return None, ('author: the commits\' own, as no git identity is set '
+                  '(%s)' % SET_IDENTITY)

@@ -141,6 +141,22 @@ class DebianTest(testtools.TestCase):
                       'of ours: ok', self.said)
         self.assertIn('  2. dpkg-source -b: nova_1.0.0-1.dsc; dpkg-source -x '
                       'applies it: ok', self.said)
+        self.assertIn('Author: t <t@example.org>\n', patch)
+        self.assertIn("  author: the commits' own, as no git identity is set "
+                      '(git config --global user.name "Your Name"; git '
+                      'config --global user.email you@example.org)',
+                      self.said)
+
+    def test_series_author_is_the_user(self):
+        self.useFixture(fixtures.EnvironmentVariable(
+            'GIT_AUTHOR_NAME', 'Deb Packager'))
+        self.useFixture(fixtures.EnvironmentVariable(
+            'GIT_AUTHOR_EMAIL', 'deb@example.org'))
+        dest = self.make()
+        patch = (dest / 'lp1860555-0001-Fix-claims.patch').read_text()
+        self.assertIn('Author: Deb Packager <deb@example.org>\n', patch)
+        self.assertIn('  author: Deb Packager <deb@example.org>, your git '
+                      'identity', self.said)
 
     def test_missing_debian_tarball_takes_the_newest_there(self):
         self.make([('2:1.0.0-2', False), ('2:1.0.0-1', True)])

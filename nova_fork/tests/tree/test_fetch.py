@@ -1,72 +1,93 @@
-import contextlib
 import hashlib
-import io
-import json
-import subprocess
+import sys
 from unittest import mock
+import urllib.error
 
 import testtools
 
 from nova_fork import errors
 from nova_fork.tests import fakes
 from nova_fork.tree import fetch
+from nova_fork.tree import index
 
 
 class FetchTest(testtools.TestCase):
 
-    def pip_says(self, text):
-        done = subprocess.CompletedProcess([], 1, stdout=text)
-        return mock.patch.object(fetch.subprocess, 'run', return_value=done)
+    def setUp(self):
+        super().setUp()
+        self.project = self.useFixture(fakes.FakeProject())
 
-    def test_no_network(self):
-        project = self.useFixture(fakes.FakeProject())
-        with self.pip_says('WARNING: Retrying ... NewConnectionError(...)\n'
-                           'ERROR: Could not find a version that satisfies '
-                           'the requirement nova==2.0.0 (from versions: '
-                           'none)\n'):
-            exc = self.assertRaises(errors.FetchError, fetch.fetch,
-                                    project.root, '2.0.0')
-        self.assertIn('PyPI is not reachable (no network?)', str(exc))
-        self.assertEqual(['nova-1.0.0.tar.gz'], sorted(
-            p.name for p in fetch.cache_dir(project.root).iterdir()))
+    def cached(self):
+        return sorted(p.name for p in
+                      fetch.cache_dir(self.project.root).iterdir())
+
+    def test_release_the_host_python_cannot_run(self):
+        # nova 34.0.0 requires Python 3.11; the tool only reads it, so a
+        # Python 3.9 host fetches it all the same (pip download would say
+        # it is not a release)
+        fake = self.useFixture(fakes.FakeIndex())
+        entry = fake.serve('34.0.0', b'nova 34')
+        self.assertEqual('>=3.11', entry['requires-python'])
+        with mock.patch.object(sys, 'version_info', (3, 9, 18)):
+            path = fetch.fetch(self.project.root, '34.0.0',
+                               entry['hashes']['sha256'])
+        self.assertEqual(b'nova 34', path.read_bytes())
+        self.assertEqual([fakes.PAGE, entry['url']], fake.asked)
+
+    def test_the_index_sha256_checks_the_download(self):
+        fake = self.useFixture(fakes.FakeIndex())
+        entry = fake.serve('18.2.2', b'nova 18')
+        fake.files[entry['url']] = b'altered in transit'
+        exc = self.assertRaises(errors.HashMismatch, fetch.fetch,
+                                self.project.root, '18.2.2')
+        self.assertIn('the index publishes %s' % entry['hashes']['sha256'],
+                      str(exc))
+        self.assertEqual(['nova-1.0.0.tar.gz'], self.cached())
+
+    def test_bases_sha256_checks_the_download(self):
+        fake = self.useFixture(fakes.FakeIndex())
+        fake.serve('18.2.2', b'nova 18')
+        exc = self.assertRaises(errors.HashMismatch, fetch.fetch,
+                                self.project.root, '18.2.2', 'f' * 64)
+        self.assertIn('bases.ini records ' + 'f' * 64, str(exc))
+        self.assertEqual(['nova-1.0.0.tar.gz'], self.cached())
 
     def test_unknown_release(self):
-        project = self.useFixture(fakes.FakeProject())
-        with self.pip_says('ERROR: Could not find a version that satisfies '
-                           'the requirement nova==99 (from versions: 1.0)\n'
-                           'ERROR: No matching distribution found for '
-                           'nova==99\n'):
-            exc = self.assertRaises(errors.FetchError, fetch.fetch,
-                                    project.root, '99')
-        self.assertIn('nova 99 is not a release on PyPI', str(exc))
+        self.useFixture(fakes.FakeIndex())
+        exc = self.assertRaises(errors.FetchError, fetch.fetch,
+                                self.project.root, '34.9.9')
+        self.assertEqual(
+            'nova 34.9.9 is not a release on %s (the newest final release '
+            'there is 34.0.0)' % fakes.PAGE, str(exc))
 
-    def test_sdist_whose_metadata_pip_cannot_build(self):
-        # pip prepares an sdist's metadata even to download it; nova
-        # 21.0.0's setup.cfg no longer parses: the index gives the file
-        project = self.useFixture(fakes.FakeProject())
-        data = b'the sdist'
+    def test_no_network(self):
+        fake = self.useFixture(fakes.FakeIndex())
+        fake.error = urllib.error.URLError(
+            'Temporary failure in name resolution')
+        exc = self.assertRaises(errors.FetchError, fetch.fetch,
+                                self.project.root, '2.0.0')
+        self.assertIn('the index is not reachable (no network?)', str(exc))
+        self.assertEqual(['nova-1.0.0.tar.gz'], self.cached())
+
+    def test_html_index(self):
+        # a mirror that serves PEP 503 only (devpi, bandersnatch)
+        data = b'nova 21'
         digest = hashlib.sha256(data).hexdigest()
-        index = json.dumps({'files': [{
-            'filename': 'nova-21.0.0.tar.gz', 'url': 'https://f/n.tgz',
-            'hashes': {'sha256': digest}}]}).encode()
-        answers = {'https://pypi.org/simple/nova/': index,
-                   'https://f/n.tgz': data}
-
-        def urlopen(request, timeout):
-            url = getattr(request, 'full_url', request)
-            return contextlib.closing(io.BytesIO(answers[url]))
-
-        with self.pip_says('error: metadata-generation-failed\n'), \
-                mock.patch.object(fetch.urllib.request, 'urlopen',
-                                  side_effect=urlopen):
-            path = fetch.fetch(project.root, '21.0.0', digest)
+        page = ('<html><body><a href="../../f/nova-21.0.0.tar.gz#sha256=%s" '
+                'data-requires-python="&gt;=3.6">nova-21.0.0.tar.gz</a>'
+                '<a href="../../f/nova-21.0.0-py3-none-any.whl">w</a>'
+                '</body></html>' % digest).encode()
+        fake = self.useFixture(fakes.FakeIndex(page, 'text/html'))
+        fake.files['https://pypi.org/f/nova-21.0.0.tar.gz'] = data
+        path = fetch.fetch(self.project.root, '21.0.0')
         self.assertEqual(data, path.read_bytes())
-        answers['https://f/n.tgz'] = b'tampered'
-        path.unlink()
-        with self.pip_says('error: metadata-generation-failed\n'), \
-                mock.patch.object(fetch.urllib.request, 'urlopen',
-                                  side_effect=urlopen):
-            exc = self.assertRaises(errors.HashMismatch, fetch.fetch,
-                                    project.root, '21.0.0')
-        self.assertIn('sha256 mismatch for nova-21.0.0.tar.gz', str(exc))
-        self.assertFalse(path.exists())
+        self.assertEqual({'21.0.0'}, set(index.read()))
+        self.assertEqual('>=3.6', index.read()['21.0.0']['requires-python'])
+
+    def test_the_page_is_read_once(self):
+        fake = self.useFixture(fakes.FakeIndex())
+        fake.serve('18.2.2', b'nova 18')
+        fake.serve('18.3.0', b'nova 18.3')
+        fetch.fetch(self.project.root, '18.2.2')
+        fetch.fetch(self.project.root, '18.3.0')
+        self.assertEqual(1, fake.asked.count(fakes.PAGE))

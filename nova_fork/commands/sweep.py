@@ -1,0 +1,36 @@
+"""nova-fork sweep: does each line's series apply to every release?"""
+
+import pathlib
+import time
+
+from nova_fork.dist import sweep
+from nova_fork import errors
+from nova_fork import progress
+from nova_fork.proof import matrix
+
+HELP = ('export the series of every final release from %s to %s (or '
+        'those between --first and --last) and print a table; run on all '
+        'of them, it writes doc/source/generated/sweep.inc' % (
+            sweep.FIRST, sweep.LAST))
+
+
+def add_arguments(parser):
+    parser.add_argument('--first', default=sweep.FIRST, metavar='VERSION')
+    parser.add_argument('--last', default=sweep.LAST, metavar='VERSION')
+
+
+def sweep_cmd(args, root):
+    start = time.monotonic()
+    rows = sweep.sweep(root, args.first, args.last)
+    if not rows:
+        raise errors.UsageError('no final release of a line between %s and '
+                                '%s on the index' % (args.first, args.last))
+    seconds = time.monotonic() - start
+    print(matrix.render(sweep.table(rows)))
+    print('sweep: %s' % sweep.summary(rows))
+    if (args.first, args.last) == (sweep.FIRST, sweep.LAST):
+        path = sweep.write_inc(pathlib.Path(root), sweep.inc(
+            rows, time.strftime('%Y-%m-%d'), matrix.commit_of(root),
+            seconds))
+        print('sweep: wrote %s' % progress.where(path, root))
+    return 0 if all(r.applies for r in rows) else 1

@@ -1,0 +1,159 @@
+"""Every final release of the lines' series: does its series apply?
+
+For each final release on the index from FIRST to LAST, the line of its
+series (by major version) builds the fork on it (the release pinned as
+``--release`` pins it), which ``git am``s the line's commits of the units
+it lacks (with a 3-way merge where their context moved), and exports it:
+the release's own series, ``git am`` onto the pristine release again,
+and ``quilt push`` for the lines with a quilt series.  A row a release:
+its line, the units it lacks, whether each step applies, and what to do
+where one does not.
+
+``inc`` writes the table as the RST fragment doc/source/lines.rst
+includes, with the date and the project's commit.
+"""
+
+import dataclasses
+import shutil
+
+from nova_fork import config
+from nova_fork.dist import export
+from nova_fork import errors
+from nova_fork import progress
+from nova_fork.proof import matrix
+from nova_fork.tree import build
+from nova_fork.tree import fetch
+from nova_fork.tree import index
+from nova_fork.tree import pins
+
+FIRST, LAST = '18.0.2', '34.0.0'
+INC = matrix.INC.with_name('sweep.inc')
+OK, FAILS, NONE, THREE_WAY = 'ok', 'fails', '-', '3-way'
+
+
+@dataclasses.dataclass
+class Row:
+    release: str
+    line: str
+    lacks: tuple = ()
+    am: str = NONE
+    quilt: str = NONE
+    todo: str = ''
+
+    @property
+    def applies(self):
+        """The series for the release applies (its own, where moved)."""
+        return FAILS not in (self.am, self.quilt)
+
+    @property
+    def unchanged(self):
+        """The line's series applies as it is."""
+        return self.applies and self.am != THREE_WAY
+
+
+def releases(root, first=FIRST, last=LAST):
+    """[(release, its line's Base)], oldest first, from the index."""
+    lines = {int(b.default_nova.split('.')[0]): b
+             for b in config.load_bases(root).values()}
+    low, high = index.version_key(first), index.version_key(last)
+    return [(v, lines[index.version_key(v)[0]])
+            for v in index.finals(index.read())
+            if low <= index.version_key(v) <= high and
+            index.version_key(v)[0] in lines]
+
+
+def sweep_one(line, version):
+    """The row of one release; its trees are removed unless listed."""
+    base = pins.on_release(line, version)
+    row = Row(version, line.series)
+    listed = version == line.default_nova or version in dict(line.releases)
+    try:
+        sdist = fetch.fetch(base.root, version, base.sha256)
+        row.lacks = tuple(build.lacking_units(base, sdist))
+        if not row.lacks:
+            row.todo = 'has every unit: nothing to ship'
+            return row
+        try:
+            tree = build.build(base)
+        except errors.PatchError as exc:
+            row.am, row.todo = FAILS, str(exc)
+            return row
+        moved = [m.split(':')[0] for m in build.three_way(tree)]
+        if moved:
+            row.todo = ('context moved in %s: the release\'s own series, '
+                        'nova-fork export %s --release %s' % (
+                            ', '.join(moved), line.series, version))
+        try:
+            export.export(base)
+        except errors.PatchError as exc:
+            quilt = 'quilt' in str(exc)
+            row.am = (THREE_WAY if moved else OK) if quilt else FAILS
+            row.quilt = FAILS if quilt else NONE
+            row.todo = str(exc)
+            return row
+        row.am = THREE_WAY if moved else OK
+        row.quilt = OK if base.quilt else NONE
+        return row
+    finally:
+        if not listed:
+            shutil.rmtree(build.build_dir(base.root) / base.label,
+                          ignore_errors=True)
+            shutil.rmtree(export.dist_dir(base.root, base.label),
+                          ignore_errors=True)
+
+
+def sweep(root, first=FIRST, last=LAST):
+    """The rows of every release from FIRST to LAST."""
+    rows = []
+    for version, line in releases(root, first, last):
+        step = progress.Step()
+        row = sweep_one(line, version)
+        step.done('sweep: nova %s (%s): git am %s, quilt %s' % (
+            version, line.series, row.am, row.quilt))
+        rows.append(row)
+    return rows
+
+
+def table(rows):
+    head = ['release', 'line', 'lacks', 'the line\'s commits', 'quilt push',
+            'what to do']
+    body = [[r.release, r.line, ', '.join(r.lacks) or 'nothing', r.am,
+             r.quilt, r.todo or NONE] for r in rows]
+    return [head] + body
+
+
+def summary(rows):
+    """One sentence: how many releases, how many apply unchanged."""
+    shipped = [r for r in rows if r.lacks]
+    unchanged = [r for r in shipped if r.unchanged]
+    moved = [r for r in shipped if r.applies and not r.unchanged]
+    failing = [r for r in shipped if not r.applies]
+    return ('%d releases; %d lack units of the fix: the series of their '
+            'line applies unchanged to %d, with a 3-way merge (context '
+            'moved) to %d, and not to %d' % (
+                len(rows), len(shipped), len(unchanged), len(moved),
+                len(failing)))
+
+
+def inc(rows, date, commit, seconds):
+    """The RST fragment of a sweep of every release."""
+    return '\n'.join([
+        '.. Written by nova-fork sweep, which writes it when it sweeps '
+        'every',
+        '   release from %s to %s; do not edit it by hand.' % (FIRST, LAST),
+        '',
+        'Measured on %s at commit ``%s`` of the project, with ``nova-fork '
+        'sweep``' % (date, commit),
+        '(%s): %s.' % (matrix.minutes(seconds), summary(rows)),
+        '',
+        matrix.render(table(rows)),
+        '']) + '\n'
+
+
+def write_inc(root, text):
+    path = root / INC
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name('.%s.partial' % path.name)
+    partial.write_text(text)
+    partial.replace(path)
+    return path
