@@ -240,8 +240,17 @@ def load_series_names(root):
         parser[SERIES_SECTION].items(), key=lambda kv: int(kv[0]))}
 
 
+# the releases of another line's series, which a line does not take from
+# the line it is like
+OWN_ONLY = ('releases',)
+
+
 def _options(parser, series, seen=()):
-    """A line's options: its own, over those of the line it is ``like``."""
+    """A line's options: its own, over those of the line it is ``like``.
+
+    releases lists releases of the line's own series, so it is never
+    taken from another line.
+    """
     own = dict(parser[series])
     like = own.pop('like', '').strip()
     if not like:
@@ -251,7 +260,8 @@ def _options(parser, series, seen=()):
         raise errors.UsageError(
             '%s: series %s is like %r, which is not another line' % (
                 BASES_FILE, series, like))
-    options = _options(parser, like, seen + (series,))
+    options = {k: v for k, v in _options(parser, like, seen + (series,))
+               .items() if k not in OWN_ONLY}
     options.update(own)
     return options
 

@@ -65,6 +65,7 @@ class ConfigTest(testtools.TestCase):
 
     def test_a_line_like_another(self):
         project = self.useFixture(fakes.FakeProject())
+        project.append('releases = 1.0.1 %s\n' % ('cd' * 32))
         project.append('\n[older]\nlike = fake\nnova = 0.1.0\n'
                        'sha256 = %s\nquilt = yes\n' % ('ab' * 32))
         bases = config.load_bases(project.root)
@@ -72,6 +73,9 @@ class ConfigTest(testtools.TestCase):
             ('0.1.0', True, bases['fake'].regression, bases['fake'].lock),
             (bases['older'].nova, bases['older'].quilt,
              bases['older'].regression, bases['older'].lock))
+        # the releases of a line are its own series'
+        self.assertEqual((('1.0.1', 'cd' * 32),), bases['fake'].releases)
+        self.assertEqual((), bases['older'].releases)
         project.append('\n[odd]\nlike = odd\n')
         exc = self.assertRaises(errors.UsageError, config.load_bases,
                                 project.root)
