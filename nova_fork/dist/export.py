@@ -59,8 +59,12 @@ def verify(tree, tag, patches):
                 'expected %s' % (got, want))
 
 
-def export(base):
-    """Write the fork's commits to dist/SERIES/ and return that folder."""
+def export(base, quilt_only=None):
+    """Write the fork's commits to dist/SERIES/ and return that folder.
+
+    quilt_only: the releases the quilt series is pushed onto, instead of
+    every release bases.ini lists for the line that takes it.
+    """
     tree = build.build(base)
     dest = dist_dir(base.root, base.label)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -79,7 +83,7 @@ def export(base):
         if base.quilt:
             quilt.write_series(tree, base.nova, partial / 'quilt',
                                config.load_bug(base.root), author)
-            quilt.verify(base, partial / 'quilt')
+            quilt.verify(base, partial / 'quilt', quilt_only)
         if dest.exists():
             shutil.rmtree(dest)
         partial.rename(dest)

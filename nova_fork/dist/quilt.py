@@ -55,14 +55,16 @@ def write_series(tree, since, outdir, bug, author=None):
     return names
 
 
-def verify(base, patches_dir):
+def verify(base, patches_dir, only=None):
     """quilt push -a onto each release of the line that takes the series.
 
     The exported release, and every release bases.ini lists for the line
     (nova and releases) that gets the same commits as the exported one (it
     lacks the same units), is unpacked from its sdist, the series pushed,
-    and the changed files compared with the fork built on that release.  A release that lacks
-    other units gets its own series: export --release VERSION.
+    and the changed files compared with the fork built on that release.
+    A release that lacks other units gets its own series: export
+    --release VERSION.  only: the releases to push onto instead (the
+    sweep's one).
     """
     if not shutil.which('quilt'):
         raise errors.UsageError(
@@ -70,7 +72,7 @@ def verify(base, patches_dir):
             'apt-get install quilt')
     exported = _subjects(build.build(base), base.nova)
     versions = [base.nova, base.default_nova] + [v for v, _ in base.releases]
-    for version in dict.fromkeys(versions):
+    for version in dict.fromkeys(only or versions):
         on_release = base.for_release(version)
         tree = build.build(on_release)
         if _subjects(tree, version) == exported:

@@ -84,7 +84,7 @@ def sweep_one(line, version):
                         'nova-fork export %s --release %s' % (
                             ', '.join(moved), line.series, version))
         try:
-            export.export(base)
+            export.export(base, quilt_only=[version])
         except errors.PatchError as exc:
             quilt = 'quilt' in str(exc)
             row.am = (THREE_WAY if moved else OK) if quilt else FAILS
