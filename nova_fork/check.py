@@ -6,6 +6,7 @@ import re
 
 from nova_fork import config
 from nova_fork import errors
+from nova_fork import located
 from nova_fork.tree import fetch
 from nova_fork.tree import pins
 from nova_fork import units
@@ -20,6 +21,7 @@ class Report:
     line: object  # the config.Base of the line that serves it, or None
     results: list  # [(unit, verdict, detail)]
     sha256: str = ''  # of the sdist read
+    code: object = None  # the located.Code read, for check --path
 
     @property
     def has(self):
@@ -31,9 +33,15 @@ class Report:
         return units.lacking(self.results)
 
     def as_json(self):
-        return {'version': self.version,
-                'line': self.line.series if self.line else None,
-                'has': self.has, 'needs': self.needs}
+        out = {'version': self.version,
+               'line': self.line.series if self.line else None,
+               'has': self.has, 'needs': self.needs}
+        if self.code is not None:
+            out['path'] = str(self.code.path)
+            if self.code.debian:
+                out['debian'] = {'version': self.code.debian[0],
+                                 'suite': self.code.debian[1]}
+        return out
 
 
 def major(version):
@@ -81,9 +89,25 @@ def check(root, version):
     return Report(version, series, line, results, digest)
 
 
+def check_code(root, code):
+    """Report which units the nova code at code.path has, from its code."""
+    series, line = serving_line(root, code.release)
+    try:
+        results = units.of_tree(config.load_units(root), code.path)
+    except units.UnknownCode as exc:
+        raise units.UnknownCode('cannot tell which units of the fix the nova '
+                                'in %s has: %s' % (code.path, exc))
+    return Report(code.version, series, line, results, code=code)
+
+
 def render(report, bug):
     """The report as a person reads it, one line a unit, then the verdict."""
     out = ['nova %s (%s)' % (report.version, report.series)]
+    code = report.code
+    if code is not None:
+        out[0] += ' in %s (version from %s%s)' % (
+            code.path, code.source, '; Debian %s, %s' % code.debian
+            if code.debian else '')
     width = max(len(u.name) for u, _, _ in report.results)
     for unit, answer, _ in report.results:
         out.append('  %-5s  %-*s  %s' % (answer, width, unit.name,
@@ -95,10 +119,25 @@ def render(report, bug):
     needs = 'nova %s needs %s of the fix for bug %s' % (
         report.version, ', '.join(report.needs), bug.id)
     line = report.line
-    if line is None:
+    if code is not None and code.debian:
+        suite = code.debian[1]
+        if suite in located.debian_suites():
+            out.append('%s: nova-fork debian %s (the series for Debian %s\'s '
+                       'own package)' % (needs, suite, suite))
+        else:
+            out.append('%s; Debian %s is not a suite nova-fork debian serves '
+                       '(%s)' % (needs, suite,
+                                 ', '.join(located.debian_suites())))
+    elif line is None:
         out.append('%s; no line serves %s yet' % (needs, report.series))
+    elif code is not None and code.version != code.release:
+        out.append('%s; %s is no release: the series of line %s for its '
+                   'release, nova-fork export %s --release %s' % (
+                       needs, code.version, line.series, line.series,
+                       code.release))
     else:
-        release = '' if report.version == line.default_nova else \
-            ' --release %s' % report.version
+        version = code.release if code is not None else report.version
+        release = '' if version == line.default_nova else \
+            ' --release %s' % version
         out.append('%s: nova-fork build %s%s' % (needs, line.series, release))
     return out
