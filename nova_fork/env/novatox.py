@@ -20,6 +20,10 @@ all of them the tools' own:
     only for a line whose Python is not the one tox runs on (2023.1:
     python3.10, from pyenv): its envs run on the line's Python.
 
+The lines on Python 2.7 (rocky, stein, train) get tox 3 (TOX3, in
+.venvs/_tox3), the lock as ``UPPER_CONSTRAINTS_FILE`` (their tox.ini's
+constraints), and ``PATH`` with the folder of their python2.7.
+
 It prints the equivalent shell command first, so that it can be typed by
 hand.
 """
@@ -39,10 +43,10 @@ from nova_fork.tree import build
 # The tox that drives the trees' tox.ini files, and the virtualenv it
 # makes their venvs with: pinned, as tested on 2026-12-04.
 TOX = ('tox==4.67.17', 'virtualenv==21.15.14')
-# tox 4 reads tox.ini files from tox 3.18 on (allowlist_externals); older
-# ones (rocky's whitelist_externals, py27) need tox 3, which this tool
-# does not drive.
-MIN_PYTHON = (3,)
+# The lines whose tests run on Python 2.7 (rocky, stein, train) have a
+# tox 3 era tox.ini (whitelist_externals, py27 envs): tox 3, with the last
+# virtualenv that makes Python 2.7 environments (20.21).
+TOX3 = ('tox==3.28.0', 'virtualenv==20.21.1')
 
 NOVA_LOCALE = 'en_US.utf-8'
 
@@ -112,15 +116,20 @@ def has_locale(name=NOVA_LOCALE):
 
 
 def environment(lock, lock_text, python_name=None, python_dir=None,
-                locale=True):
+                locale=True, tox3=False):
     """The variables to set for tox, in the order they are printed.
 
     python_name and python_dir: the line's interpreter (python3.10) and
-    its folder, when it is not the Python tox runs on.
+    its folder, when it is not the Python tox runs on.  tox3: a tox 3 era
+    tox.ini, which takes its constraints from UPPER_CONSTRAINTS_FILE and
+    knows no TOX_OVERRIDE.
     """
     env = []
     if python_dir:
         env.append(('PATH', '%s:$PATH' % python_dir))
+    if tox3:
+        env.append(('UPPER_CONSTRAINTS_FILE', str(lock)))
+        return env
     env.append(('TOX_CONSTRAINTS_FILE', str(lock)))
     found = overrides(lock, pinned(lock_text, 'setuptools'), python_name,
                       locale)
@@ -160,35 +169,37 @@ def process_env(env, environ=None):
     return result
 
 
-def tox(root):
-    """tox, installed from PyPI with pip into .venvs/_tox."""
+def tox(root, tox3=False):
+    """tox, installed from PyPI with pip into .venvs/_tox (_tox3)."""
+    if tox3:
+        return venv.tool(root, 'tox3', *TOX3, command='tox')
     return venv.tool(root, 'tox', *TOX)
 
 
 def python_of(base):
-    """(name, folder) of the line's interpreter when tox's is another."""
+    """(name, folder, version) of the line's interpreter.
+
+    name and folder are None when it is the Python tox runs on.
+    """
     rt = runtime.pick(base, host_only=True)
-    if tuple(rt.version) < MIN_PYTHON:
-        raise errors.UsageError(
-            '%s runs its tests on %s, with a tox 3 era tox.ini that tox 4 '
-            'does not read; use "nova-fork test %s" (stestr in its venv), '
-            'see doc/source/testing.rst' % (
-                base.series, rt.describe(), base.series))
     if tuple(rt.version) == tuple(sys.version_info[:2]):
-        return None, None
-    return base.python, str(pathlib.Path(rt.python).parent)
+        return None, None, tuple(rt.version)
+    return (base.python, str(pathlib.Path(rt.python).parent),
+            tuple(rt.version))
 
 
 def prepare(base, pristine=False):
     """(tree, env, tox): what running tox for the line needs."""
-    name, folder = python_of(base)
+    name, folder, version = python_of(base)
+    tox3 = version < (3,)
     tree = build.build(base, pristine=pristine)
     lock = pathlib.Path(base.lock).resolve()
     if not lock.is_file():
         raise errors.UsageError('series %s has no lock file at %s' % (
             base.series, lock))
-    env = environment(lock, lock.read_text(), name, folder, has_locale())
-    return tree, env, tox(base.root)
+    env = environment(lock, lock.read_text(), name, folder, has_locale(),
+                      tox3)
+    return tree, env, tox(base.root, tox3)
 
 
 def run(base, args, pristine=False, prepared=None, capture=False):

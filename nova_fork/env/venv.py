@@ -83,10 +83,13 @@ def _build_env(base, folder):
     return dict(os.environ, PIP_CONSTRAINT=str(path)), path
 
 
-def tool(root, name, *requirements):
-    """.venvs/_NAME: a venv of the tool's own python with requirements."""
+def tool(root, name, *requirements, command=None):
+    """.venvs/_NAME: a venv of the tool's own python with requirements.
+
+    Returns its COMMAND (default: NAME).
+    """
     tool = pathlib.Path(root) / '.venvs' / ('_' + name)
-    exe = tool / 'bin' / name
+    exe = tool / 'bin' / (command or name)
     if not exe.exists():
         shutil.rmtree(tool, ignore_errors=True)
         try:

@@ -2,13 +2,13 @@ import io
 import pathlib
 from unittest import mock
 
+import fixtures
 import testtools
 
 from nova_fork import cmd
 from nova_fork import config
 from nova_fork.env import novatox
 from nova_fork.env import runtime
-from nova_fork import errors
 from nova_fork.tests import fakes
 from nova_fork import toxenvs
 
@@ -79,20 +79,32 @@ class PythonOfTest(testtools.TestCase):
     def test_same_python_as_tox(self):
         base, rt = self.base('%d.%d' % novatox.sys.version_info[:2])
         with mock.patch.object(runtime, 'pick', return_value=rt):
-            self.assertEqual((None, None), novatox.python_of(base))
+            self.assertEqual((None, None, novatox.sys.version_info[:2]),
+                             novatox.python_of(base))
 
     def test_another_python(self):
         base, rt = self.base('3.1')
         with mock.patch.object(runtime, 'pick', return_value=rt):
-            self.assertEqual((base.python, '/py/3.1/bin'),
+            self.assertEqual((base.python, '/py/3.1/bin', (3, 1)),
                              novatox.python_of(base))
 
-    def test_python2_is_refused(self):
+    def test_python2_gets_tox3(self):
         base, rt = self.base('2.7')
-        with mock.patch.object(runtime, 'pick', return_value=rt):
-            exc = self.assertRaises(errors.UsageError, novatox.python_of,
-                                    base)
-        self.assertIn('nova-fork test fake', str(exc))
+        self.useFixture(fixtures.MockPatchObject(
+            runtime, 'pick', return_value=rt))
+        tools = []
+        self.useFixture(fixtures.MockPatchObject(
+            novatox.venv, 'tool',
+            side_effect=lambda *a, **k: tools.append((a[1:], k)) or 'tox'))
+        self.useFixture(fixtures.MockPatchObject(
+            novatox.build, 'build', return_value='/tree'))
+        base.lock.parent.mkdir(parents=True, exist_ok=True)
+        base.lock.write_text('six==1.16.0\n')
+        tree, env, exe = novatox.prepare(base)
+        self.assertEqual([(('tox3',) + novatox.TOX3, {'command': 'tox'})],
+                         tools)
+        self.assertEqual([('PATH', '/py/2.7/bin:$PATH'),
+                          ('UPPER_CONSTRAINTS_FILE', str(base.lock))], env)
 
 
 class CommandTest(testtools.TestCase):
