@@ -98,6 +98,18 @@ def make_sdist(path, version, files):
     return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
 
 
+def python3_nova_deb(pkg, version, deb):
+    """dpkg-deb --build of PKG, the files of python3-nova VERSION, to DEB."""
+    (pkg / 'DEBIAN').mkdir()
+    (pkg / 'DEBIAN' / 'control').write_text(
+        'Package: python3-nova\nVersion: %s\nArchitecture: all\n'
+        'Maintainer: t <t@example.org>\nDescription: t\n' % version)
+    subprocess.run(['dpkg-deb', '--build', '--root-owner-group',
+                    str(pkg), str(deb)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return deb
+
+
 def git(cwd, *args):
     env = dict(os.environ, GIT_CONFIG_NOSYSTEM='1',
                GIT_CONFIG_GLOBAL=os.devnull,

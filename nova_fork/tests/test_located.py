@@ -127,14 +127,8 @@ class CheckPathTest(testtools.TestCase):
         pkg = self.tmp / 'pkg'
         debian_package(pkg, suite='trixie', changelog_version='2:1.0.0-2',
                        claims=fakes.FIXED_CLAIMS)
-        (pkg / 'DEBIAN').mkdir()
-        (pkg / 'DEBIAN' / 'control').write_text(
-            'Package: python3-nova\nVersion: 2:1.0.0-2\nArchitecture: all\n'
-            'Maintainer: t <t@example.org>\nDescription: t\n')
-        deb = self.tmp / 'python3-nova.deb'
-        subprocess.run(['dpkg-deb', '--build', '--root-owner-group',
-                        str(pkg), str(deb)], check=True,
-                       stdout=subprocess.DEVNULL)
+        deb = fakes.python3_nova_deb(pkg, '2:1.0.0-2',
+                                     self.tmp / 'python3-nova.deb')
         unpacked = self.tmp / 'unpacked'
         subprocess.run(['dpkg-deb', '-x', str(deb), str(unpacked)],
                        check=True)

@@ -7,7 +7,6 @@ the archive is a dict of local files, so nothing is downloaded.
 import io
 import pathlib
 import shutil
-import subprocess
 import tarfile
 import textwrap
 
@@ -211,14 +210,8 @@ class BinaryTest(testtools.TestCase):
         site = pkg / 'usr' / 'lib' / 'python3' / 'dist-packages' / 'nova'
         site.mkdir(parents=True)
         (site / 'a.py').write_text(text)
-        (pkg / 'DEBIAN').mkdir()
-        (pkg / 'DEBIAN' / 'control').write_text(
-            'Package: python3-nova\nVersion: 2:1.0.0-1\nArchitecture: all\n'
-            'Maintainer: t <t@example.org>\nDescription: t\n')
-        deb = self.root / 'python3-nova.deb'
-        subprocess.run(['dpkg-deb', '--build', '--root-owner-group',
-                        str(pkg), str(deb)], check=True,
-                       stdout=subprocess.DEVNULL)
+        deb = fakes.python3_nova_deb(pkg, '2:1.0.0-1',
+                                     self.root / 'python3-nova.deb')
         binary = archive.Package('python3-nova', '2:1.0.0-1', 'bookworm',
                                  (('python3-nova.deb', 'u', 's'),))
         self.useFixture(fixtures.MockPatch(
