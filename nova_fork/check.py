@@ -76,8 +76,7 @@ def known_sha256(root, line, version):
     """The sha256 bases.ini or SHA256SUMS pins for VERSION, or None."""
     if line is None:
         return None
-    known = dict(line.releases + ((line.default_nova, line.default_sha256),))
-    return known.get(version) or pins.load(root).get(version)
+    return line.listed.get(version) or pins.load(root).get(version)
 
 
 def check(root, version):

@@ -135,6 +135,13 @@ class Base:
             return '%s-%s' % (self.series, self.nova)
         return self.series
 
+    @property
+    def listed(self):
+        """{version: sha256} of the releases bases.ini lists for the line."""
+        known = dict(self.releases)
+        known[self.default_nova] = self.default_sha256
+        return known
+
     def for_release(self, version, sha256=None):
         """The same series on another release it lists in ``releases``.
 
@@ -142,8 +149,7 @@ class Base:
         """
         if version is None or version == self.nova:
             return self
-        known = dict(self.releases)
-        known[self.default_nova] = self.default_sha256
+        known = self.listed
         if version not in known and sha256:
             known[version] = sha256
         if version not in known:

@@ -89,8 +89,7 @@ def cherry_pick(tree, commit, what):
     proc = gitutils.git(tree, 'cherry-pick', '--allow-empty', commit,
                         check=False)
     if proc.returncode:
-        conflicts = gitutils.out(tree, 'diff', '--name-only',
-                                 '--diff-filter=U').split()
+        conflicts = gitutils.conflicts(tree)
         gitutils.git(tree, 'cherry-pick', '--abort', check=False)
         raise errors.PatchError(
             '%s does not apply to %s (conflicts in %s): the suite needs an '

@@ -66,7 +66,7 @@ def sweep_one(line, version):
     """The row of one release; its trees are removed unless listed."""
     base = pins.on_release(line, version)
     row = Row(version, line.series)
-    listed = version == line.default_nova or version in dict(line.releases)
+    listed = version in line.listed
     try:
         sdist = fetch.fetch(base.root, version, base.sha256)
         row.lacks = tuple(build.lacking_units(base, sdist))

@@ -81,8 +81,7 @@ def backport(base):
         gitutils.git(tree, 'fetch', '-q', str(source_tree), commit)
         proc = gitutils.git(tree, 'cherry-pick', '-x', commit, check=False)
         if proc.returncode:
-            conflicts = gitutils.out(tree, 'diff', '--name-only',
-                                     '--diff-filter=U').split()
+            conflicts = gitutils.conflicts(tree)
             rest = ' '.join(p[0] for p in wanted[wanted.index(pick) + 1:]
                             if not isinstance(p, config.Commit))
             raise errors.PatchError(

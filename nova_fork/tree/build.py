@@ -190,11 +190,6 @@ def add_files(tree, commit):
     gitutils.git(tree, 'add', '-f', '--', *commit.files)
 
 
-def listed(base):
-    """True when bases.ini lists the release (nova or releases)."""
-    return base.nova == base.default_nova or base.nova in dict(base.releases)
-
-
 def three_way_source(tree, base):
     """Bring the objects of the line's listed forks into TREE, once.
 
@@ -204,7 +199,7 @@ def three_way_source(tree, base):
     """
     if (tree / '.git' / THREE_WAY).exists():
         return
-    for version in [base.default_nova] + [v for v, _ in base.releases]:
+    for version in base.listed:
         fork = build(base.for_release(version))
         gitutils.git(tree, 'fetch', '-q', '--no-tags', str(fork), 'HEAD')
     (tree / '.git' / THREE_WAY).write_text('')
@@ -225,15 +220,14 @@ def apply_commit(tree, base, commit):
             why = detect.describe_failure(commit.path.read_text(),
                                           proc.stderr + proc.stdout)
             name = commit.path.relative_to(base.root)
-            if listed(base):
+            if base.nova in base.listed:
                 raise errors.PatchError('%s does not apply to nova %s: %s' % (
                     name, base.nova, why))
             three_way_source(tree, base)
             proc = gitutils.git(tree, *(am + ('-3', str(commit.path))),
                                 check=False)
             if proc.returncode:
-                conflicts = gitutils.out(tree, 'diff', '--name-only',
-                                         '--diff-filter=U').split()
+                conflicts = gitutils.conflicts(tree)
                 gitutils.git(tree, 'am', '--abort', check=False)
                 raise errors.PatchError(
                     '%s does not apply to nova %s, even with a 3-way merge: '

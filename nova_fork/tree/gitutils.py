@@ -60,6 +60,11 @@ def git(cwd, *args, check=True, input=None):
     return proc
 
 
+def conflicts(cwd):
+    """The files git left in conflict in cwd (an am, a cherry-pick)."""
+    return out(cwd, 'diff', '--name-only', '--diff-filter=U').split()
+
+
 def out(cwd, *args):
     return git(cwd, *args).stdout.strip()
 

@@ -77,8 +77,7 @@ def on_release(base, version):
     VERSION is a release bases.ini lists, or any final one of the line's
     series, pinned here.
     """
-    if version is None or version == base.nova or \
-            version in dict(base.releases) or version == base.default_nova:
+    if version is None or version == base.nova or version in base.listed:
         return base.for_release(version)
     major = base.default_nova.split('.')[0]
     if FINAL_RE.match(version) and version.split('.')[0] != major:
