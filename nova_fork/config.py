@@ -162,9 +162,36 @@ class Base:
                     BASES_FILE))
         return dataclasses.replace(self, nova=version, sha256=known[version])
 
+    @property
+    def release_dir(self):
+        """Where the line keeps the commits written for this release alone.
+
+        A commit of the line that conflicts with an older release of its
+        series gets that release's own backport (nova-fork backport LINE
+        --release V), kept as patches/LINE/V/NAME under the entry's name;
+        releases that take the same backport share a folder named for the
+        first and the last of them, patches/LINE/FIRST..LAST.
+        """
+        here = _version_key(self.nova)
+        for folder in sorted(self.patches.glob('[0-9]*')):
+            first, _, last = folder.name.partition('..')
+            if _version_key(first) <= here <= _version_key(last or first):
+                return folder
+        return self.patches / self.nova
+
     def commits(self, check_files=True):
-        return read_series(self.patches / 'series', self.root, check_files,
-                           self.variants_dir)
+        commits = read_series(self.patches / 'series', self.root,
+                              check_files, self.variants_dir)
+        if self.nova == self.default_nova:
+            return commits
+        return [dataclasses.replace(c, path=self.release_dir / c.name)
+                if (self.release_dir / c.name).is_file() else c
+                for c in commits]
+
+    def is_own(self, commit):
+        """True when commit is one this release alone has."""
+        return (self.nova != self.default_nova and
+                commit.path.parent == self.release_dir)
 
 
 def find_root(start=None):
@@ -424,6 +451,14 @@ def parse_series(text):
             entries.append((name, files, ','.join(units) or None, needs,
                             review))
     return entries
+
+
+def _version_key(version):
+    """(18, 0, 2) for '18.0.2'; a name that is no version sorts first."""
+    try:
+        return tuple(int(part) for part in version.split('.'))
+    except ValueError:
+        return ()
 
 
 def read_series(path, root, check_files=True, variants=None):

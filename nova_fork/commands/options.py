@@ -11,8 +11,8 @@ def line_options(parser, release=True):
                         help='a line of bases.ini (nova-fork lines)')
     if release:
         parser.add_argument('--release', metavar='VERSION',
-                            help='another release of the line, listed in '
-                                 'its releases in bases.ini')
+                            help='another final release of the line\'s '
+                                 'series (pinned in SHA256SUMS)')
 
 
 def variant_options(parser):

@@ -17,11 +17,15 @@ HELP = ('export the series of every final release from %s to %s (or '
 def add_arguments(parser):
     parser.add_argument('--first', default=sweep.FIRST, metavar='VERSION')
     parser.add_argument('--last', default=sweep.LAST, metavar='VERSION')
+    parser.add_argument('--reproduce', action='store_true',
+                        help='and show the bug on the release of each line '
+                             'furthest from its own (the oldest its series '
+                             'applies to)')
 
 
 def sweep_cmd(args, root):
     start = time.monotonic()
-    rows = sweep.sweep(root, args.first, args.last)
+    rows = sweep.sweep(root, args.first, args.last, args.reproduce)
     if not rows:
         raise errors.UsageError('no final release of a line between %s and '
                                 '%s on the index' % (args.first, args.last))
@@ -33,4 +37,5 @@ def sweep_cmd(args, root):
             rows, time.strftime('%Y-%m-%d'), matrix.commit_of(root),
             seconds))
         print('sweep: wrote %s' % progress.where(path, root))
-    return 0 if all(r.applies for r in rows) else 1
+    return 0 if all(r.applies and r.reproduce in (sweep.OK, sweep.NONE)
+                    for r in rows) else 1

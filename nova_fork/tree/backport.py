@@ -34,13 +34,12 @@ def write_series(base, source):
         shutil.copyfile(entry.path, base.patches / entry.name)
 
 
-def picks(base, entries):
+def picks(base, entries, sources, where):
     """[(source commit, source tree) or entry] for the entries, in order.
 
-    An entry whose Change-Id no fork of the source line has is the line's
-    own (2024.1's claim-abort for 29.2.0): it stays as the line has it.
+    An entry whose Change-Id no source fork has is the line's own
+    (2024.1's claim-abort for 29.2.0): it stays as the line has it.
     """
-    sources = cherrypick.source_commits(base)
     result = []
     for entry in entries:
         key = cherrypick.change_key(entry.path.read_text())
@@ -50,47 +49,62 @@ def picks(base, entries):
             result.append(entry)
         else:
             raise errors.UsageError(
-                '%s: %s is in no fork of line %s (its Change-Id or subject '
+                '%s: %s is in no commit of %s (its Change-Id or subject '
                 'is not there): write it in %s by hand' % (
-                    base.series, entry.name, base.backport_of,
-                    base.patches))
+                    base.series, entry.name, where, base.patches))
     return result
 
 
 def backport(base):
-    """Cherry-pick the source line's commits onto base; return refresh's."""
-    if not base.backport_of:
+    """Cherry-pick the source line's commits onto base; return refresh's.
+
+    base on another release of its series than the line's: the line's own
+    commits are picked onto that release, and the ones that had to change
+    become the release's own (base.release_dir).
+    """
+    if base.nova != base.default_nova:
+        sources = cherrypick.line_commits(base)
+        where = 'the %s fork of nova %s' % (base.series, base.default_nova)
+    elif base.backport_of:
+        source = config.get_base(base.root, base.backport_of)
+        if not (base.patches / 'series').is_file():
+            write_series(base, source)
+        sources = cherrypick.source_commits(base)
+        where = 'line %s' % base.backport_of
+    else:
         raise errors.UsageError(
             'line %s backports no other line: give it backport_of in %s'
             % (base.series, config.BASES_FILE))
-    source = config.get_base(base.root, base.backport_of)
-    if not (base.patches / 'series').is_file():
-        write_series(base, source)
     sdist = build.fetch.fetch(base.root, base.nova, base.sha256)
     entries = build.select(base, build.lacking_units(base, sdist),
                            commits=base.commits(check_files=False))
-    wanted = picks(base, entries)
+    wanted = picks(base, entries, sources, where)
     tree = build.build_dir(base.root) / build.tree_name(base.label)
     shutil.rmtree(tree, ignore_errors=True)
     build.import_sdist(sdist, tree, base.nova, base.sha256)
+    # every commit to pick is in the tree, for a person who resolves one
+    for source_tree in sorted({str(p[1]) for p in wanted
+                               if not isinstance(p, config.Commit)}):
+        gitutils.git(tree, 'fetch', '-q', '--no-tags', source_tree, 'HEAD')
     for entry, pick in zip(entries, wanted):
         if isinstance(pick, config.Commit):
             build.apply_commit(tree, base, pick)
             continue
         commit, source_tree = pick
-        gitutils.git(tree, 'fetch', '-q', str(source_tree), commit)
         proc = gitutils.git(tree, 'cherry-pick', '-x', commit, check=False)
         if proc.returncode:
             conflicts = gitutils.conflicts(tree)
             rest = ' '.join(p[0] for p in wanted[wanted.index(pick) + 1:]
                             if not isinstance(p, config.Commit))
+            release = ('' if base.nova == base.default_nova
+                       else ' --release %s' % base.nova)
             raise errors.PatchError(
                 'cherry-picking %s onto nova %s conflicts in %s: resolve it '
                 'in %s, "git cherry-pick --continue", say in the message '
-                'what had to change, pick the rest (git fetch %s; git '
-                'cherry-pick -x %s), then "nova-fork refresh %s"' % (
+                'what had to change, pick the rest (git cherry-pick -x %s), '
+                'then "nova-fork refresh %s%s"' % (
                     commit[:12], base.nova, ', '.join(conflicts) or '?',
-                    tree, source_tree, rest or '(none)', base.series))
+                    tree, rest or '(none)', base.series, release))
         own_files(tree, entry)
     return refresh.refresh(base)
 

@@ -46,12 +46,28 @@ def source_commits(base):
     source = config.get_base(base.root, base.backport_of)
     commits = {}
     for version in [source.nova] + [v for v, _ in source.releases]:
-        tree = build.build(source.for_release(version))
-        for commit in gitutils.out(tree, 'rev-list', '%s..HEAD' % version
-                                   ).split():
-            message = gitutils.out(tree, 'show', '-s', '--format=%B', commit)
-            commits.setdefault(change_key(message), (commit, tree))
+        _add_commits(commits, build.build(source.for_release(version)),
+                     version)
     return commits
+
+
+def line_commits(base):
+    """{change key: (commit, tree)} of the line's fork of its own release.
+
+    What a release's own backport (base on another release of the
+    series) is picked from.
+    """
+    commits = {}
+    _add_commits(commits, build.build(base.for_release(base.default_nova)),
+                 base.default_nova)
+    return commits
+
+
+def _add_commits(commits, tree, version):
+    for commit in gitutils.out(tree, 'rev-list', '%s..HEAD' % version
+                               ).split():
+        message = gitutils.out(tree, 'show', '-s', '--format=%B', commit)
+        commits.setdefault(change_key(message), (commit, tree))
 
 
 def check(base, tree):
@@ -60,9 +76,13 @@ def check(base, tree):
     The fork's commit ids are reproducible, so a backport's "(cherry
     picked from commit X)" line can be checked: X must be the commit of
     the source fork with the same Change-Id.  A commit whose Change-Id no
-    source fork has is this line's own, first written here.
+    source fork has is this line's own, first written here.  A release's
+    own backport names the line's commit it was picked from last.
     """
     sources = source_commits(base)
+    own = {entry.name for entry in base.commits(check_files=False)
+           if base.is_own(entry)}
+    mine = line_commits(base) if own else {}
     for commit in gitutils.out(tree, 'rev-list', '%s..HEAD' % base.nova
                                ).split():
         message = gitutils.out(tree, 'show', '-s', '--format=%B', commit)
@@ -76,13 +96,15 @@ def check(base, tree):
                 '%s: "%s" has no "(cherry picked from commit ...)" line; '
                 'name the %s commit it backports' % (
                     base.series, subject, base.backport_of))
-        if source is None or tuple(picked) != picks_of(sources, message):
-            raise errors.PatchError(
-                '%s: "%s" says it is cherry picked from %s, which is not '
-                'the commit with its Change-Id in the %s fork and the lines '
-                'of that commit; "nova-fork refresh %s" writes the right '
-                'ones' % (base.series, subject, picked[-1][:12],
-                          base.backport_of, base.series))
+        if tuple(picked) in (picks_of(sources, message),
+                             picks_of(mine, message)):
+            continue
+        raise errors.PatchError(
+            '%s: "%s" says it is cherry picked from %s, which is not '
+            'the commit with its Change-Id in the %s fork and the lines '
+            'of that commit; "nova-fork refresh %s" writes the right '
+            'ones' % (base.series, subject, picked[-1][:12],
+                      base.backport_of, base.series))
 
 
 def update_cherry_picks(text, picks):

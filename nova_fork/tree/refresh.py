@@ -31,6 +31,17 @@ def changed_files(tree, commit):
                         '-r', '--no-renames', commit).split()
 
 
+def same_change(tree, one, other):
+    """True when two patches change the same lines the same way.
+
+    git patch-id leaves out line numbers: a commit whose context moved is
+    the same change.
+    """
+    ids = [gitutils.git(tree, 'patch-id', '--stable', input=text).stdout
+           .split()[:1] for text in (one, other)]
+    return ids[0] == ids[1]
+
+
 def outputs(base, tree):
     """{path in the project: text} that the tree's commits give.
 
@@ -54,6 +65,15 @@ def outputs(base, tree):
     result = {}
     for entry, commit in zip(entries, commits):
         name = entry.name
+        if base.nova != base.default_nova:
+            # another release of the series: only the commits that had to
+            # change for it are its own; the rest stay the line's
+            if entry.is_patch:
+                text = patch_text(tree, commit, entry.files)
+                if base.is_own(entry) or not same_change(
+                        tree, text, entry.path.read_text()):
+                    result[base.release_dir / name] = text
+            continue
         if entry.is_patch:
             result[entry.path] = patch_text(tree, commit, entry.files)
         else:
@@ -95,17 +115,21 @@ def refresh(base):
             % (tree, base.series))
     # everything is read before anything is written
     wanted = outputs(base, tree)
-    if base.backport_of:
+    if base.nova != base.default_nova:
+        sources = cherrypick.line_commits(base)
+    elif base.backport_of:
         sources = cherrypick.source_commits(base)
-        for entry in base.commits(check_files=False):
-            if entry.path in wanted:
-                picks = cherrypick.picks_of(sources, wanted[entry.path])
-                if picks:
-                    wanted[entry.path] = cherrypick.update_cherry_picks(
-                        wanted[entry.path], picks)
+    else:
+        sources = {}
+    for path, text in wanted.items():
+        if path.suffix == '.patch' or path.suffix == '.msg':
+            picks = cherrypick.picks_of(sources, text)
+            if picks:
+                wanted[path] = cherrypick.update_cherry_picks(text, picks)
     changed = []
     for path, text in wanted.items():
         if not path.is_file() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             changed.append(path.relative_to(base.root))
     return sorted(changed)
