@@ -17,14 +17,22 @@ written once, against the newest nova functional test API. This module is
 where it meets the nova it runs on: its fake libvirt and the libvirt test
 base that ``pci_reschedule.PCIRescheduleTestBase`` builds on. Each older
 generation of that API has its own copy of this module in the fork's
-patches/variants/GENERATION/ (2023.1: patches/2023.1/files/), whose test
-base overrides the hooks of ``pci_reschedule.NovaTestAPIHooks`` where its
-nova differs. nova 28 on needs none.
+patches/variants/GENERATION/, whose test base overrides the hooks of
+``pci_reschedule.NovaTestAPIHooks`` where its nova differs.
+
+nova 27 (2023.1) and the first releases of 28 have no CAST_AS_CALL switch
+in _IntegratedTestBase (a later 2023.2 release has it) and always make RPC
+casts calls, with CastAsCallFixture: the suite turns that fixture off.
 """
 
 from nova.tests.fixtures import libvirt as fakelibvirt
+from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
 
 __all__ = ['fakelibvirt', 'ServersTestBase']
 
-ServersTestBase = base.ServersTestBase
+
+class ServersTestBase(base.ServersTestBase):
+
+    if not hasattr(integrated_helpers._IntegratedTestBase, 'CAST_AS_CALL'):
+        CAST_AS_CALL_FIXTURE = 'nova.tests.fixtures.CastAsCallFixture'
