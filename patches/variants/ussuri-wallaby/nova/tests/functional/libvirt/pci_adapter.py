@@ -20,13 +20,17 @@ MiB of the host and the type-PCI devices of nova 21 and 22 are all on bus
 nova.tests.unit.fake_notifier; compute services are restarted by service;
 RPC casts are always calls (CastAsCall); PCI devices are whitelisted with
 [pci]passthrough_whitelist and not tracked in placement; the API cannot
-unshelve to a given host (2.91).
+unshelve to a given host (2.91); prep_resize checks the server group policy
+only from a stable release of each series on (not in 21.0.0, 22.0.0 or
+23.0.0).
 """
 
 import copy
+import inspect
 
 import fixtures
 
+from nova.compute import manager
 from nova.compute import resource_tracker
 from nova.tests.functional.libvirt import base
 from nova.tests.unit import fake_notifier
@@ -73,6 +77,12 @@ def _independent_old_pci_devices(real):
     return _update_usage_from_migration
 
 
+def _prep_resize_checks_group_policy():
+    """Whether the destination's prep_resize checks the group policy."""
+    prep_resize = inspect.unwrap(manager.ComputeManager.prep_resize)
+    return '_validate_instance_group_policy' in inspect.getsource(prep_resize)
+
+
 def _disk_without_direct_snapshot(real):
     """ImageBackendFixture._mock_disk, whose disks cannot direct_snapshot.
 
@@ -93,6 +103,7 @@ class ServersTestBase(base.ServersTestBase):
     CAST_AS_CALL_FIXTURE = 'nova.tests.unit.cast_as_call.CastAsCall'
     PCI_DEVICE_SPEC_OPTION = 'passthrough_whitelist'
     HAS_PCI_IN_PLACEMENT = False
+    HAS_LATE_CHECK_IN_PREP_RESIZE = _prep_resize_checks_group_policy()
     HAS_UNSHELVE_TO_HOST = False
 
     def setUp(self):
