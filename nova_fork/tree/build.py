@@ -255,9 +255,15 @@ def apply_tests(tree, base, commit):
     """Apply only what a fix commit changes under nova/tests/."""
     tests = 'nova/tests/'
     if commit.is_patch:
-        proc = gitutils.git(tree, 'apply', '--index',
-                            '--include=%s*' % tests, str(commit.path),
-                            check=False)
+        apply = ('apply', '--index', '--include=%s*' % tests)
+        proc = gitutils.git(tree, *apply, str(commit.path), check=False)
+        if proc.returncode and base.nova not in base.listed:
+            # as apply_commit does: context that moved takes a 3-way merge
+            three_way_source(tree, base)
+            proc = gitutils.git(tree, *(apply + ('-3', str(commit.path))),
+                                check=False)
+            if proc.returncode:
+                gitutils.git(tree, 'reset', '-q', '--hard', check=False)
         if proc.returncode:
             raise errors.PatchError(
                 'the tests of %s do not apply to nova %s without its '

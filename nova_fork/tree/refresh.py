@@ -70,7 +70,11 @@ def outputs(base, tree):
             # change for it are its own; the rest stay the line's
             if entry.is_patch:
                 text = patch_text(tree, commit, entry.files)
-                if base.is_own(entry) or not same_change(
+                if not entry.path.is_file():
+                    # a commit only older releases take (a unit the line's
+                    # own release has): it is the line's
+                    result[entry.path] = text
+                elif base.is_own(entry) or not same_change(
                         tree, text, entry.path.read_text()):
                     result[base.release_dir / name] = text
             continue
