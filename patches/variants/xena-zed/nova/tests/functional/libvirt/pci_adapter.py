@@ -17,7 +17,8 @@ _IntegratedTestBase has no CAST_AS_CALL switch (2023.2 added it) and always
 makes RPC casts calls, with CastAsCallFixture; nova 24 and 25 call the
 [pci] device_spec of nova 26 passthrough_whitelist and cannot unshelve to a
 given host (API 2.91 came in zed); none of them tracks PCI devices in
-placement.
+placement; before 24.2.0 the libvirt test base restarts a compute service
+object, not a host by name.
 """
 
 from nova import conf
@@ -37,3 +38,10 @@ class ServersTestBase(base.ServersTestBase):
         else 'passthrough_whitelist')
     HAS_PCI_IN_PLACEMENT = False
     HAS_UNSHELVE_TO_HOST = False
+
+    if 'restart_compute_service' not in vars(base.ServersTestBase):
+        def restart_compute_service(self, hostname):
+            compute = super(ServersTestBase, self).restart_compute_service(
+                self.computes[hostname])
+            self.computes[hostname] = compute
+            return compute
