@@ -24,10 +24,12 @@ always calls (CastAsCall); PCI devices are whitelisted with
 [pci]passthrough_whitelist and not tracked in placement; prep_resize does
 not check the server group policy; the API cannot unshelve to a given host
 (2.91); the old PCI devices of a migration context are the very list of
-the instance's PCI devices.
+the instance's PCI devices; the fake image backend of nova 19 and 20.0.0
+cannot say whether disks are on shared block storage.
 """
 
 import collections
+import inspect
 import io
 
 import fixtures
@@ -108,6 +110,11 @@ class _Notifier(object):
             event_type, timeout=10.0)
 
 
+def _fake_backend_answers():
+    """Whether the fake image backend says if disks are on shared storage."""
+    return 'is_shared_block_storage' in inspect.getsource(fake_imagebackend)
+
+
 class ServersTestBase(test_servers.ServersTestBase):
 
     CAST_AS_CALL_FIXTURE = 'nova.tests.unit.cast_as_call.CastAsCall'
@@ -126,6 +133,13 @@ class ServersTestBase(test_servers.ServersTestBase):
                 'nova.virt.libvirt.driver.libvirt_utils', fake_libvirt_utils))
         else:
             self.useFixture(fake_imagebackend.ImageBackendFixture())
+            if not _fake_backend_answers():
+                # An evacuation asks the image backend whether its disks
+                # are on shared block storage; the fake of nova 19 and
+                # 20.0.0 cannot say. They are not, as later fakes say.
+                self.useFixture(fixtures.MockPatch(
+                    'nova.virt.libvirt.driver.LibvirtDriver.'
+                    'instance_on_disk', return_value=False))
             self.useFixture(fixtures.MockPatch(
                 'nova.virt.libvirt.driver.libvirt_utils.is_valid_hostname',
                 return_value=True))
