@@ -13,7 +13,14 @@ must have exactly the arguments written and no keywords::
     self.tracker.abort_instance_claim(_, self.instance, ...)
 
 matches ``self.tracker.abort_instance_claim(ctx, self.instance, node)``
-but not ``...(ctx, self.instance_ref, node)``.
+but not ``...(ctx, self.instance_ref, node)``.  A keyword of the pattern
+must be in the call, in any place, with that value (``_``: any); Python
+puts ``...``, a positional argument, before the keywords::
+
+    objects.MigrationContext(..., old_pci_devices=instance.pci_devices)
+
+matches a call that passes ``old_pci_devices=instance.pci_devices``
+among any other arguments, but not one that passes a copy.
 """
 
 import ast
@@ -69,6 +76,19 @@ def matches(call, pattern):
     (True, False)
     >>> matches(c('self.g(d, instance=i)'), p)
     False
+
+    A keyword of the pattern must be in the call, with that value:
+
+    >>> p = parse_pattern('M(..., old=i.devs)')
+    >>> matches(c('M(a, new=b, old=i.devs, req=r)'), p)
+    True
+    >>> matches(c('M(new=b, old=copy(i.devs))'), p), matches(c('M(a)'), p)
+    (False, False)
+    >>> p = parse_pattern('self.g(_, old=_)')
+    >>> matches(c('self.g(d, old=x)'), p), matches(c('self.g(d, x)'), p)
+    (True, False)
+    >>> matches(c('self.g(d, old=x, new=y)'), p)
+    False
     """
     if _dump(call.func) != _dump(pattern.func):
         return False
@@ -78,10 +98,17 @@ def matches(call, pattern):
         args = args[:-1]
     if len(call.args) < len(args):
         return False
-    if not rest and (len(call.args) != len(args) or call.keywords):
+    given = {kw.arg: kw.value for kw in call.keywords}
+    if not rest and (len(call.args) != len(args) or
+                     set(given) != {kw.arg for kw in pattern.keywords}):
         return False
     for got, want in zip(call.args, args):
         if not _is(want, '_') and _dump(got) != _dump(want):
+            return False
+    for kw in pattern.keywords:
+        if kw.arg not in given:
+            return False
+        if not _is(kw.value, '_') and _dump(given[kw.arg]) != _dump(kw.value):
             return False
     return True
 

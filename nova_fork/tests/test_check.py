@@ -117,6 +117,17 @@ class UnitsTest(testtools.TestCase):
         self.assertEqual(units.HAS, units.verdict(
             unit, code % 'self.instance_ref, b')[0])
 
+    def test_keyword_verdicts(self):
+        unit = self.unit('objects.M(..., old=instance.devs)')
+        code = ('class C:\n    def f(self, instance):\n'
+                '        return objects.M(ctxt, new=n, %s)\n')
+        self.assertEqual(units.NEEDS, units.verdict(
+            unit, code % 'old=instance.devs')[0])
+        self.assertEqual(units.HAS, units.verdict(
+            unit, code % 'old=instance.devs.obj_clone()')[0])
+        self.assertEqual(units.HAS, units.verdict(
+            unit, code % 'old=copy.deepcopy(instance.devs)')[0])
+
     def test_only_the_functions_named_are_read(self):
         unit = self.unit('self.g(_)', functions=('C.f', 'C.gone'))
         code = ('class C:\n    def f(self):\n        self.g(a, b)\n'

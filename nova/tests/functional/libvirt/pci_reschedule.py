@@ -110,14 +110,6 @@ class NovaTestAPIHooks(object):
                 self._service_id(other), {'status': 'disabled'})
         self.api.post_server_action(server['id'], {'unshelve': None})
 
-    def _expected_old_pci_devices(self, source, held):
-        """The old PCI devices a migration context of a move must have.
-
-        :param source: {host: [addresses]} of the source of the move
-        :param held: those and the devices of the destination
-        """
-        return source
-
 
 class PCIRescheduleTestBase(
         pci_invariants.PCIInvariantsMixin,

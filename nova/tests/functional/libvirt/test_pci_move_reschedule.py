@@ -202,12 +202,11 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
                 mig_ctxt and mig_ctxt.old_pci_devices, hosts)
             new_got = self._pci_devices_by_host(
                 mig_ctxt and mig_ctxt.new_pci_devices, hosts)
-            old = self._expected_old_pci_devices(want, held)
-            if (old_got, new_got) != (old, new):
+            if (old_got, new_got) != (want, new):
                 problems.append(
                     'PCI devices of the migration context are old %s and '
                     'new %s, expected old %s and new %s' % (
-                        old_got, new_got, old, new))
+                        old_got, new_got, want, new))
         got_guests = self._guest_hostdevs(uuid)
         if got_guests != guests:
             problems.append(
@@ -312,6 +311,19 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
             server, {'compute1': [self._address('compute1')]},
             failed=failing)
         self.assert_pci_invariants()
+
+    def test_revert_resize(self):
+        """The resize to compute2 is reverted to compute1.
+
+        No destination fails. The tracker of compute2 allocates its device
+        to the instance; the old PCI devices of the migration context, which
+        the revert gives back to the instance and its guest on compute1,
+        must be compute1's only.
+        """
+        self._test_move_then_revert(resize=True, failing=[])
+
+    def test_revert_cold_migration(self):
+        self._test_move_then_revert(resize=False, failing=[])
 
     def test_resize_first_destination_fails(self):
         """compute2 fails after its claim, compute3 takes the resize.

@@ -23,9 +23,8 @@ host; notifications go to nova.tests.unit.fake_notifier; RPC casts are
 always calls (CastAsCall); PCI devices are whitelisted with
 [pci]passthrough_whitelist and not tracked in placement; prep_resize does
 not check the server group policy; the API cannot unshelve to a given host
-(2.91); the old PCI devices of a migration context are the very list of
-the instance's PCI devices; the fake image backend of nova 19 and 20.0.0
-cannot say whether disks are on shared block storage.
+(2.91); the fake image backend of nova 19 and 20.0.0 cannot say whether
+disks are on shared block storage.
 """
 
 import collections
@@ -214,8 +213,3 @@ class ServersTestBase(test_servers.ServersTestBase):
         manager = self.computes[hostname].manager
         # train keeps it in ComputeManager.rt
         return getattr(manager, 'rt', None) or manager._get_resource_tracker()
-
-    def _expected_old_pci_devices(self, source, held):
-        # The resource tracker makes them the very list of the instance's
-        # PCI devices, and then appends those of the destination to it.
-        return held

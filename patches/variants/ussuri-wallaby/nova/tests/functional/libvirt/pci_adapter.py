@@ -25,13 +25,11 @@ only from a stable release of each series on (not in 21.0.0, 22.0.0 or
 23.0.0).
 """
 
-import copy
 import inspect
 
 import fixtures
 
 from nova.compute import manager
-from nova.compute import resource_tracker
 from nova.tests.functional.libvirt import base
 from nova.tests.unit import fake_notifier
 from nova.tests.unit.virt.libvirt import fake_imagebackend
@@ -51,30 +49,6 @@ class _Notifier(object):
     def wait_for_versioned_notifications(event_type):
         return fake_notifier.wait_for_versioned_notifications(
             event_type, timeout=10.0)
-
-
-def _independent_old_pci_devices(real):
-    """ResourceTracker._update_usage_from_migration, on a copy of the list.
-
-    nova 21 to 23 make the old PCI devices of a move's migration context
-    the instance's own pci_devices list, to which the tracker then appends
-    the devices it claims on the destination: every move, failed or not,
-    then keeps the destination's devices among the old ones, and a revert
-    gives them to the source guest. Later nova (24 on) copies the list; so
-    does this, before the tracker appends, so that the tests see the
-    devices of bug 1860555 only.
-    """
-    def _update_usage_from_migration(rt, context, instance, *args, **kw):
-        mig_ctxt = (instance.migration_context
-                    if instance.obj_attr_is_set('migration_context')
-                    else None)
-        if (mig_ctxt is not None and
-                instance.obj_attr_is_set('pci_devices') and
-                mig_ctxt.obj_attr_is_set('old_pci_devices') and
-                mig_ctxt.old_pci_devices is instance.pci_devices):
-            mig_ctxt.old_pci_devices = copy.deepcopy(instance.pci_devices)
-        return real(rt, context, instance, *args, **kw)
-    return _update_usage_from_migration
 
 
 def _prep_resize_checks_group_policy():
@@ -117,12 +91,6 @@ class ServersTestBase(base.ServersTestBase):
         if not hasattr(self, 'placement'):
             self.placement = self.placement_api
         self.computes = {}
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.resource_tracker.ResourceTracker.'
-            '_update_usage_from_migration',
-            _independent_old_pci_devices(
-                resource_tracker.ResourceTracker.
-                _update_usage_from_migration)))
 
     def restart_compute_service(self, hostname):
         compute = super(ServersTestBase, self).restart_compute_service(
