@@ -66,6 +66,12 @@ def export(base, quilt_only=None):
     every release bases.ini lists for the line that takes it.
     """
     tree = build.build(base)
+    if quilt_only is None and (
+            base.nova not in base.listed or
+            any(base.is_own(c) for c in base.commits(check_files=False))):
+        # a series of its own (its context moved, or it has its own
+        # backport): the release it is for is the one it must push onto
+        quilt_only = [base.nova]
     dest = dist_dir(base.root, base.label)
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.parent / ('.%s.partial' % base.label)
