@@ -175,7 +175,8 @@ class Base:
         here = _version_key(self.nova)
         for folder in sorted(self.patches.glob('[0-9]*')):
             first, _, last = folder.name.partition('..')
-            if _version_key(first) <= here <= _version_key(last or first):
+            if folder.is_dir() and (_version_key(first) <= here <=
+                                    _version_key(last or first)):
                 return folder
         return self.patches / self.nova
 
