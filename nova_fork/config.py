@@ -17,6 +17,7 @@ import pathlib
 from nova_fork.env import chroot
 from nova_fork import errors
 from nova_fork.tree import detect
+from nova_fork.tree import index
 
 BASES_FILE = 'bases.ini'
 BUG_SECTION = 'bug'
@@ -172,12 +173,15 @@ class Base:
         releases that take the same backport share a folder named for the
         first and the last of them, patches/LINE/FIRST..LAST.
         """
-        here = _version_key(self.nova)
+        here = index.version_key(self.nova)
         for folder in sorted(self.patches.glob('[0-9]*')):
             first, _, last = folder.name.partition('..')
-            if folder.is_dir() and (_version_key(first) <= here <=
-                                    _version_key(last or first)):
-                return folder
+            try:
+                if folder.is_dir() and (index.version_key(first) <= here <=
+                                        index.version_key(last or first)):
+                    return folder
+            except ValueError:
+                continue  # not named for releases
         return self.patches / self.nova
 
     def commits(self, check_files=True):
@@ -452,14 +456,6 @@ def parse_series(text):
             entries.append((name, files, ','.join(units) or None, needs,
                             review))
     return entries
-
-
-def _version_key(version):
-    """(18, 0, 2) for '18.0.2'; a name that is no version sorts first."""
-    try:
-        return tuple(int(part) for part in version.split('.'))
-    except ValueError:
-        return ()
 
 
 def read_series(path, root, check_files=True, variants=None):

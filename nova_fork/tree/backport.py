@@ -63,18 +63,17 @@ def backport(base):
     become the release's own (base.release_dir).
     """
     if base.nova != base.default_nova:
-        sources = cherrypick.line_commits(base)
         where = 'the %s fork of nova %s' % (base.series, base.default_nova)
     elif base.backport_of:
         source = config.get_base(base.root, base.backport_of)
         if not (base.patches / 'series').is_file():
             write_series(base, source)
-        sources = cherrypick.source_commits(base)
         where = 'line %s' % base.backport_of
     else:
         raise errors.UsageError(
             'line %s backports no other line: give it backport_of in %s'
             % (base.series, config.BASES_FILE))
+    sources = cherrypick.sources(base)
     sdist = build.fetch.fetch(base.root, base.nova, base.sha256)
     entries = build.select(base, build.lacking_units(base, sdist),
                            commits=base.commits(check_files=False))

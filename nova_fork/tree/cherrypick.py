@@ -63,6 +63,19 @@ def line_commits(base):
     return commits
 
 
+def sources(base):
+    """The commits base's own are picked from: {change key: (commit, tree)}.
+
+    Another release of the series than the line's: the line's fork; a
+    line of backports: the forks of the line above; otherwise none.
+    """
+    if base.nova != base.default_nova:
+        return line_commits(base)
+    if base.backport_of:
+        return source_commits(base)
+    return {}
+
+
 def _add_commits(commits, tree, version):
     for commit in gitutils.out(tree, 'rev-list', '%s..HEAD' % version
                                ).split():
@@ -80,9 +93,9 @@ def check(base, tree):
     own backport names the line's commit it was picked from last.
     """
     sources = source_commits(base)
-    own = {entry.name for entry in base.commits(check_files=False)
-           if base.is_own(entry)}
-    mine = line_commits(base) if own else {}
+    mine = line_commits(base) if any(
+        base.is_own(entry)
+        for entry in base.commits(check_files=False)) else {}
     for commit in gitutils.out(tree, 'rev-list', '%s..HEAD' % base.nova
                                ).split():
         message = gitutils.out(tree, 'show', '-s', '--format=%B', commit)

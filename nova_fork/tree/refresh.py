@@ -119,12 +119,7 @@ def refresh(base):
             % (tree, base.series))
     # everything is read before anything is written
     wanted = outputs(base, tree)
-    if base.nova != base.default_nova:
-        sources = cherrypick.line_commits(base)
-    elif base.backport_of:
-        sources = cherrypick.source_commits(base)
-    else:
-        sources = {}
+    sources = cherrypick.sources(base)
     for path, text in wanted.items():
         if path.suffix == '.patch' or path.suffix == '.msg':
             picks = cherrypick.picks_of(sources, text)
