@@ -172,10 +172,27 @@ def _tests(records):
     return progress.tests(r['status'] for r in records.values())
 
 
-def _summary(base, python, tree, stream):
-    """[record] of a subunit stream, read by the base's python."""
+def list_tests(base, tree, regex):
+    """The ids of the regression tests that match regex; none is run."""
+    python = venv.ensure(base)
+    proc = runtime.run(base, [str(python), '-m', 'subunit.run', '--list'] +
+                       list(base.regression),
+                       cwd=tree, env=runner.cache_bytecode(
+                           runner.environ(python, base.setenv), base.root),
+                       stdout=subprocess.PIPE)
+    return [record['id']
+            for record in _summary(base, python, tree, proc.stdout)
+            if re.search(regex, record['id'])]
+
+
+def _summary(base, python, tree, stream, details=False):
+    """[record] of a subunit stream, read by the base's python.
+
+    details: the failures' attachments too (the script's --details).
+    """
     summary = runtime.run(
-        base, [str(python), str(SUMMARY_SCRIPT)], input=stream,
+        base, [str(python), str(SUMMARY_SCRIPT)] +
+        (['--details'] if details else []), input=stream,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if summary.returncode:
         raise errors.ForkError('reading the results of %s in %s failed: %s'
@@ -191,7 +208,8 @@ def run_repeated(base, tree, test_ids, times):
     """Run each test times times, in one process; [record] in order.
 
     One batch, as a flake check wants: ``subunit.run`` loads every name
-    given, so a name given times times runs times times.
+    given, so a name given times times runs times times.  A failure's
+    record has its ``details`` (traceback, captured logging), to keep.
     """
     python = venv.ensure(base)
     names = [test_id for _ in range(times) for test_id in test_ids]
@@ -200,7 +218,8 @@ def run_repeated(base, tree, test_ids, times):
                            runner.environ(python, base.setenv), base.root),
                        stdout=subprocess.PIPE)
     # subunit.run first says which tests exist: not results
-    return [record for record in _summary(base, python, tree, proc.stdout)
+    return [record for record in _summary(base, python, tree, proc.stdout,
+                                          details=True)
             if record['status'] != 'exists']
 
 

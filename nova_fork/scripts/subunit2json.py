@@ -2,7 +2,9 @@
 
 Run by the base's venv python (any Python that has python-subunit and
 testtools, 2.7 included), reading the stream on stdin.  It is a script, not
-part of the tool's import graph.
+part of the tool's import graph.  With ``--details`` a test that did not
+pass also gets ``details``: every text attachment (traceback, captured
+logging, stdout), each under its name, for a flake batch's logs.
 """
 
 import json
@@ -10,6 +12,16 @@ import sys
 
 import subunit
 import testtools
+
+
+DETAILS = '--details' in sys.argv[1:]
+
+
+def _text(content):
+    try:
+        return u''.join(content.iter_text())
+    except Exception:
+        return u'(not text: %s)' % content.content_type
 
 
 def _emit(test):
@@ -21,9 +33,13 @@ def _emit(test):
             reason += u''.join(test['details'][name].iter_text())
     start, stop = (test['timestamps'] + [None, None])[:2]
     duration = (stop - start).total_seconds() if start and stop else None
-    sys.stdout.write(json.dumps({
-        'id': test['id'], 'status': test['status'], 'reason': reason,
-        'duration': duration}) + '\n')
+    record = {'id': test['id'], 'status': test['status'], 'reason': reason,
+              'duration': duration}
+    if DETAILS and test['status'] not in ('success', 'exists'):
+        record['details'] = dict(
+            (name, _text(content))
+            for name, content in sorted(test['details'].items()))
+    sys.stdout.write(json.dumps(record) + '\n')
 
 
 def main():
