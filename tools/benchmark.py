@@ -11,7 +11,7 @@ after printing every failure's reason and the file that keeps its log.
 
     python3 tools/benchmark.py [--series 2024.1] [--release 29.4.0]
         [--runs 100] [--flake concurrent,move] [--without UNIT]
-        [--logs DIR] [--skip-build] [--skip-venv] [--skip-times]
+        [--logs DIR] [--debug] [--skip-build] [--skip-venv] [--skip-times]
         [--skip-tests]
 
 The build and venv figures are taken in a scratch copy of the project (so
@@ -220,6 +220,8 @@ def main():
     parser.add_argument('--logs', metavar='DIR',
                         help='the folder of the failures\' logs (default '
                              'build/flake/TREE-TIME)')
+    parser.add_argument('--debug', action='store_true',
+                        help='the logs at DEBUG level (nova\'s OS_DEBUG)')
     parser.add_argument('--skip-build', action='store_true')
     parser.add_argument('--skip-venv', action='store_true')
     parser.add_argument('--skip-times', action='store_true',
@@ -232,6 +234,8 @@ def main():
         parser.error('--flake: no kind %s; the kinds are %s' % (
             ', '.join(unknown), ', '.join(sorted(FLAKE))))
     os.environ.pop('NOVA_FORK_ROOT', None)
+    if args.debug:
+        os.environ['OS_DEBUG'] = '1'
     if not args.skip_build:
         build_figures(args.series)
     if not args.skip_venv:
