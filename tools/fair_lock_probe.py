@@ -8,7 +8,8 @@ takes threading.current_thread() for its owner, which is the same native
 thread for every spawn_n greenthread: they all enter it at once
 (oslo.concurrency bug 1988311, fasteners issue 96).  This runs four
 spawn_n greenthreads through one fair lock in each line's test venv and
-says whether two held it at once; it exits 1 if any did.
+says whether two held it at once, with the line's locked versions of
+both libraries; it exits 1 if any did.
 
     python3 tools/fair_lock_probe.py [LINE ...]
 """
@@ -58,11 +59,8 @@ def main():
         out = runtime.run(base, [str(python), '-c', PROBE],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         result = out.stdout.decode().strip().splitlines()[-1:] or ['?']
-        freeze = runtime.run(base, [str(python), '-m', 'pip', 'freeze'],
-                             stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL).stdout.decode()
-        pins = [p for p in freeze.split() if p.lower().startswith(
-            ('oslo.concurrency==', 'fasteners=='))]
+        pins = [p for p in base.lock.read_text().split()
+                if p.lower().startswith(('oslo.concurrency==', 'fasteners=='))]
         print('%-8s %-9s %s' % (line, result[0], ' '.join(pins)))
         if result[0] == 'SHARED':
             shared.append(line)

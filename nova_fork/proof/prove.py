@@ -172,16 +172,20 @@ def _tests(records):
     return progress.tests(r['status'] for r in records.values())
 
 
+def _subunit_run(base, python, tree, args):
+    """``python -m subunit.run ARGS`` in tree; its subunit stream."""
+    return runtime.run(base, [str(python), '-m', 'subunit.run'] + list(args),
+                       cwd=tree, env=runner.cache_bytecode(
+                           runner.environ(python, base.setenv), base.root),
+                       stdout=subprocess.PIPE).stdout
+
+
 def list_tests(base, tree, regex):
     """The ids of the regression tests that match regex; none is run."""
     python = venv.ensure(base)
-    proc = runtime.run(base, [str(python), '-m', 'subunit.run', '--list'] +
-                       list(base.regression),
-                       cwd=tree, env=runner.cache_bytecode(
-                           runner.environ(python, base.setenv), base.root),
-                       stdout=subprocess.PIPE)
-    return [record['id']
-            for record in _summary(base, python, tree, proc.stdout)
+    stream = _subunit_run(base, python, tree,
+                          ['--list'] + list(base.regression))
+    return [record['id'] for record in _summary(base, python, tree, stream)
             if re.search(regex, record['id'])]
 
 
@@ -213,13 +217,10 @@ def run_repeated(base, tree, test_ids, times):
     """
     python = venv.ensure(base)
     names = [test_id for _ in range(times) for test_id in test_ids]
-    proc = runtime.run(base, [str(python), '-m', 'subunit.run'] + names,
-                       cwd=tree, env=runner.cache_bytecode(
-                           runner.environ(python, base.setenv), base.root),
-                       stdout=subprocess.PIPE)
+    stream = _subunit_run(base, python, tree, names)
     # subunit.run first says which tests exist: not results
-    return [record for record in _summary(base, python, tree, proc.stdout,
-                                          details=True)
+    return [record
+            for record in _summary(base, python, tree, stream, details=True)
             if record['status'] != 'exists']
 
 
