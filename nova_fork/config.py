@@ -25,6 +25,9 @@ SERIES_SECTION = 'series'
 UNIT_PREFIX = 'unit '
 # the word of a series entry that marks it for Gerrit (nova-fork review)
 REVIEW = 'review'
+# What a patch with no unit may change besides nova's tests: its
+# requirements (a floor a line needs, such as yoga's oslo.concurrency).
+REQUIREMENTS = ('requirements.txt',)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -475,7 +478,7 @@ def read_series(path, root, check_files=True, variants=None):
         if name.endswith('.patch') and unit is None and check_files:
             code = [f for f in detect.patch_files(
                 (path.parent / name).read_text())
-                if not f.startswith('nova/tests/')]
+                if not f.startswith('nova/tests/') and f not in REQUIREMENTS]
             if code:
                 raise errors.UsageError(
                     '%s says no unit, and changes %s: a patch of nova\'s '

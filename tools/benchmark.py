@@ -10,7 +10,8 @@ of each concurrent and move scenario, or the benchmark exits non-zero,
 after printing every failure's reason and the file that keeps its log.
 
     python3 tools/benchmark.py [--series 2024.1] [--release 29.4.0]
-        [--runs 100] [--flake concurrent,move] [--without UNIT]
+        [--runs 100] [--flake concurrent,move] [--workers 1]
+        [--without UNIT]
         [--logs DIR] [--debug] [--skip-build] [--skip-venv] [--skip-times]
         [--skip-tests]
 
@@ -152,7 +153,8 @@ def load():
     return '%.1f %.1f %.1f' % os.getloadavg()
 
 
-def flake_figures(series, release, runs, kinds, without=None, logs=None):
+def flake_figures(series, release, runs, kinds, without=None, logs=None,
+                  workers=1):
     """The scenarios of kinds, runs times each in one batch.
 
     Returns the number of failed runs.  Each failure's details (traceback,
@@ -172,12 +174,13 @@ def flake_figures(series, release, runs, kinds, without=None, logs=None):
     logs = pathlib.Path(logs or build.build_dir(ROOT) / 'flake' / (
         '%s-%s' % (tree.name, stamp)))
     print('\nflake check: %s on nova %s%s, %s: %d tests, %d times each in '
-          'one batch; load average %s at the start' % (
+          'one batch of %d process%s; load average %s at the start' % (
               tree.name, base.nova,
               ' (without %s)' % without if without else '',
-              ' and '.join(kinds), len(ids), runs, load()), flush=True)
+              ' and '.join(kinds), len(ids), runs, workers,
+              'es' if workers > 1 else '', load()), flush=True)
     start = time.monotonic()
-    records = prove.run_repeated(base, tree, ids, runs)
+    records = prove.run_repeated(base, tree, ids, runs, workers)
     # a skipped test (one a release cannot have) is not a flake
     failed = [r for r in records if r['status'] not in ('success', 'skip')]
     print('flake check: %d runs in %.0f s, load average %s at the end: %d '
@@ -215,6 +218,9 @@ def main():
                         help='the kinds of scenario the flake check runs, '
                              'of %s (default concurrent,move)' % ','.join(
                                  sorted(FLAKE)))
+    parser.add_argument('--workers', type=int, default=1,
+                        help='processes the flake check\'s batch is dealt '
+                             'out to, as stestr --concurrency (default 1)')
     parser.add_argument('--without', metavar='UNIT',
                         help='the flake check on the tree without UNIT '
                              '(a mutant), not the fork')
@@ -245,7 +251,8 @@ def main():
         if not args.skip_times:
             test_figures(args.series, args.release or '29.4.0')
         if args.runs and flake_figures(args.series, args.release, args.runs,
-                                       kinds, args.without, args.logs):
+                                       kinds, args.without, args.logs,
+                                       args.workers):
             sys.exit('flake check: over its budget of 0 failures')
 
 

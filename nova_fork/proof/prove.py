@@ -208,20 +208,38 @@ def _summary(base, python, tree, stream, details=False):
             for line in summary.stdout.decode().splitlines()]
 
 
-def run_repeated(base, tree, test_ids, times):
-    """Run each test times times, in one process; [record] in order.
+def shares(names, workers):
+    """names dealt out to workers, as stestr partitions a run.
+
+    >>> shares(['a', 'b', 'a', 'b', 'a'], 2)
+    [['a', 'a', 'a'], ['b', 'b']]
+    """
+    return [share for share in (names[n::workers] for n in range(workers))
+            if share]
+
+
+def run_repeated(base, tree, test_ids, times, workers=1):
+    """Run each test times times, in one batch; [record].
 
     One batch, as a flake check wants: ``subunit.run`` loads every name
-    given, so a name given times times runs times times.  A failure's
-    record has its ``details`` (traceback, captured logging), to keep.
+    given, so a name given times times runs times times; workers
+    processes run their shares at once, as stestr's --concurrency does.
+    A failure's record has its ``details`` (traceback, captured logging),
+    to keep.
     """
     python = venv.ensure(base)
     names = [test_id for _ in range(times) for test_id in test_ids]
-    stream = _subunit_run(base, python, tree, names)
-    # subunit.run first says which tests exist: not results
-    return [record
-            for record in _summary(base, python, tree, stream, details=True)
-            if record['status'] != 'exists']
+
+    def run(share):
+        stream = _subunit_run(base, python, tree, share)
+        # subunit.run first says which tests exist: not results
+        return [record for record in _summary(base, python, tree, stream,
+                                               details=True)
+                if record['status'] != 'exists']
+
+    with futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        return [record for records in pool.map(run, shares(names, workers))
+                for record in records]
 
 
 def filters(base, selected=None):

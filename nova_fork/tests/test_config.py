@@ -54,6 +54,23 @@ class ConfigTest(testtools.TestCase):
         base = config.get_base(project.root, 'fake')
         self.assertEqual([None, None], [c.unit for c in base.commits()[2:]])
 
+    def test_a_patch_of_requirements_needs_no_unit(self):
+        project = self.useFixture(fakes.FakeProject())
+        patches = project.root / 'patches' / 'fake'
+        (patches / '0004-Require.patch').write_text(fakes.make_patch(
+            project.root / 'work', 'requirements.txt', 'a>=1\n', 'a>=2\n',
+            'Require a 2'))
+        series = patches / 'series'
+        series.write_text(series.read_text() + '0004-Require.patch\n')
+        base = config.get_base(project.root, 'fake')
+        self.assertEqual([None, None], [c.unit for c in base.commits()[2:]])
+        # but not other files at the top of the tree
+        (patches / '0005-Setup.patch').write_text(fakes.make_patch(
+            project.root / 'work2', 'setup.cfg', 'a\n', 'b\n', 'Setup'))
+        series.write_text(series.read_text() + '0005-Setup.patch\n')
+        exc = self.assertRaises(errors.UsageError, base.commits)
+        self.assertIn('says no unit, and changes setup.cfg', str(exc))
+
     def test_units_and_bug_come_from_bases_ini(self):
         project = self.useFixture(fakes.FakeProject())
         self.assertEqual(['claim-abort', 'free-instance'],
