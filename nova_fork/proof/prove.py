@@ -233,8 +233,8 @@ def run_repeated(base, tree, test_ids, times, workers=1):
     def run(share):
         stream = _subunit_run(base, python, tree, share)
         # subunit.run first says which tests exist: not results
-        return [record for record in _summary(base, python, tree, stream,
-                                               details=True)
+        records = _summary(base, python, tree, stream, details=True)
+        return [record for record in records
                 if record['status'] != 'exists']
 
     with futures.ThreadPoolExecutor(max_workers=workers) as pool:
