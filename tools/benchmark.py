@@ -173,11 +173,12 @@ def flake_figures(series, release, runs, kinds, without=None, logs=None,
     stamp = time.strftime('%Y%m%dT%H%M%S')
     logs = pathlib.Path(logs or build.build_dir(ROOT) / 'flake' / (
         '%s-%s' % (tree.name, stamp)))
-    print('\nflake check: %s on nova %s%s, %s: %d tests, %d times each in '
+    print('\nflake check: %s on nova %s%s, %s: %d test%s, %d times each in '
           'one batch of %d process%s; load average %s at the start' % (
               tree.name, base.nova,
               ' (without %s)' % without if without else '',
-              ' and '.join(kinds), len(ids), runs, workers,
+              ' and '.join(kinds), len(ids), 's' if len(ids) > 1 else '',
+              runs, workers,
               'es' if workers > 1 else '', load()), flush=True)
     start = time.monotonic()
     records = prove.run_repeated(base, tree, ids, runs, workers)
