@@ -12,14 +12,16 @@ after printing every failure's reason and the file that keeps its log.
     python3 tools/benchmark.py [--series 2024.1] [--release 29.4.0]
         [--runs 100] [--flake concurrent,move] [--workers 1]
         [--without UNIT]
-        [--logs DIR] [--debug] [--skip-build] [--skip-venv] [--skip-times]
-        [--skip-tests]
+        [--logs DIR] [--debug] [--record] [--skip-build] [--skip-venv]
+        [--skip-times] [--skip-tests]
 
 The build and venv figures are taken in a scratch copy of the project (so
 the cold figures really start cold); the venv of the same lock is made with
 uv and with pip (NOVA_FORK_INSTALLER), first with empty download caches of
 their own, then again with those caches warm.  The test figures use the
-project's own fork tree and venv.
+project's own fork tree and venv.  With --record, the flake check writes
+what it measured to doc/source/generated/flake-TREE.inc, which
+doc/source/performance.rst includes.
 """
 
 import argparse
@@ -37,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from nova_fork import config  # noqa: E402
 from nova_fork.env import runtime  # noqa: E402
 from nova_fork.env import venv  # noqa: E402
+from nova_fork.proof import matrix  # noqa: E402
 from nova_fork.proof import prove  # noqa: E402
 from nova_fork.tree import build  # noqa: E402
 
@@ -154,12 +157,13 @@ def load():
 
 
 def flake_figures(series, release, runs, kinds, without=None, logs=None,
-                  workers=1):
+                  workers=1, record=False):
     """The scenarios of kinds, runs times each in one batch.
 
     Returns the number of failed runs.  Each failure's details (traceback,
     captured logging) are written to a file of its own under logs, whose
-    name is printed with the failure's reason.
+    name is printed with the failure's reason.  With record, what it
+    printed goes to doc/source/generated/flake-TREE.inc too.
     """
     base = config.get_base(ROOT, series)
     if release:
@@ -173,20 +177,25 @@ def flake_figures(series, release, runs, kinds, without=None, logs=None,
     stamp = time.strftime('%Y%m%dT%H%M%S')
     logs = pathlib.Path(logs or build.build_dir(ROOT) / 'flake' / (
         '%s-%s' % (tree.name, stamp)))
-    print('\nflake check: %s on nova %s%s, %s: %d test%s, %d times each in '
-          'one batch of %d process%s; load average %s at the start' % (
-              tree.name, base.nova,
-              ' (without %s)' % without if without else '',
-              ' and '.join(kinds), len(ids), 's' if len(ids) > 1 else '',
-              runs, workers,
-              'es' if workers > 1 else '', load()), flush=True)
+    report = []
+    report.append('%s on nova %s%s, %s: %d test%s, %d times each in one '
+                  'batch of %d process%s; load average %s at the start' % (
+                      tree.name, base.nova,
+                      ' (without %s)' % without if without else '',
+                      ' and '.join(kinds), len(ids),
+                      's' if len(ids) > 1 else '', runs, workers,
+                      'es' if workers > 1 else '', load()))
+    print('\nflake check: %s' % report[-1], flush=True)
     start = time.monotonic()
     records = prove.run_repeated(base, tree, ids, runs, workers)
     # a skipped test (one a release cannot have) is not a flake
     failed = [r for r in records if r['status'] not in ('success', 'skip')]
-    print('flake check: %d runs in %.0f s, load average %s at the end: %d '
-          'failed (budget 0)' % (len(records), time.monotonic() - start,
-                                 load(), len(failed)))
+    report.append('%d runs in %.0f s, load average %s at the end: %d '
+                  'failed (budget 0)' % (len(records),
+                                         time.monotonic() - start, load(),
+                                         len(failed)))
+    print('flake check: %s' % report[-1])
+    reasons = []
     for number, record in enumerate(failed, 1):
         logs.mkdir(parents=True, exist_ok=True)
         log = logs / ('%03d-%s.log' % (number, record['id'].rsplit('.')[-1]))
@@ -196,12 +205,38 @@ def flake_figures(series, release, runs, kinds, without=None, logs=None,
             '\n\n'.join('--- %s ---\n%s' % item for item in details)))
         reason = [line for line in record['reason'].splitlines()
                   if line.strip()] or [record['status']]
-        print('  failed: %s: %s\n    log: %s' % (
-            prove.short_id(base, record['id']), reason[-1][:300], log))
+        reasons.append('%s: %s' % (prove.short_id(base, record['id']),
+                                   reason[-1][:300]))
+        print('  failed: %s\n    log: %s' % (reasons[-1], log))
     missing = len(ids) * runs - len(records)
     if missing:
-        print('  %d runs gave no result (the batch stopped)' % missing)
+        reasons.append('%d runs gave no result (the batch stopped)' %
+                       missing)
+        print('  %s' % reasons[-1])
+    if record:
+        path = matrix.write_inc(ROOT, flake_inc(report, reasons),
+                                matrix.INC.with_name('flake-%s.inc' %
+                                                     tree.name))
+        print('flake check: wrote %s' % path.relative_to(ROOT))
     return len(failed) + missing
+
+
+def flake_inc(report, reasons):
+    """The RST fragment of a flake check, for performance.rst."""
+    text = [
+        '.. Written by tools/benchmark.py --record, which writes it when '
+        'its flake',
+        '   check runs; do not edit it by hand.',
+        '',
+        'Measured on %s at commit ``%s`` of the project, %d cores, with '
+        '``python3 tools/benchmark.py %s``: %s; %s.' % (
+            time.strftime('%Y-%m-%d'), matrix.commit_of(ROOT),
+            os.cpu_count(), ' '.join(sys.argv[1:]), report[0], report[1]),
+    ]
+    if reasons:
+        text += ['', 'The failures::', '']
+        text += ['    %s' % reason for reason in reasons]
+    return '\n'.join(text) + '\n'
 
 
 def main():
@@ -230,6 +265,9 @@ def main():
                              'build/flake/TREE-TIME)')
     parser.add_argument('--debug', action='store_true',
                         help='the logs at DEBUG level (nova\'s OS_DEBUG)')
+    parser.add_argument('--record', action='store_true',
+                        help='write the flake check\'s figures to '
+                             'doc/source/generated/flake-TREE.inc')
     parser.add_argument('--skip-build', action='store_true')
     parser.add_argument('--skip-venv', action='store_true')
     parser.add_argument('--skip-times', action='store_true',
@@ -253,7 +291,7 @@ def main():
             test_figures(args.series, args.release or '29.4.0')
         if args.runs and flake_figures(args.series, args.release, args.runs,
                                        kinds, args.without, args.logs,
-                                       args.workers):
+                                       args.workers, args.record):
             sys.exit('flake check: over its budget of 0 failures')
 
 

@@ -59,8 +59,11 @@ def main():
         out = runtime.run(base, [str(python), '-c', PROBE],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         result = out.stdout.decode().strip().splitlines()[-1:] or ['?']
-        pins = [p for p in base.lock.read_text().split()
-                if p.lower().startswith(('oslo.concurrency==', 'fasteners=='))]
+        # the lock's pins, not its header, which names ours too
+        entries = base.lock.read_text().splitlines()
+        pins = [entry.split()[0] for entry in entries
+                if entry.lower().startswith(('oslo.concurrency==',
+                                             'fasteners=='))]
         print('%-8s %-9s %s' % (line, result[0], ' '.join(pins)))
         if result[0] == 'SHARED':
             shared.append(line)

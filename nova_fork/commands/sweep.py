@@ -1,6 +1,5 @@
 """nova-fork sweep: does each line's series apply to every release?"""
 
-import pathlib
 import time
 
 from nova_fork.dist import sweep
@@ -33,9 +32,9 @@ def sweep_cmd(args, root):
     print(matrix.render(sweep.table(rows)))
     print('sweep: %s' % sweep.summary(rows))
     if (args.first, args.last) == (sweep.FIRST, sweep.LAST):
-        path = sweep.write_inc(pathlib.Path(root), sweep.inc(
+        path = matrix.write_inc(root, sweep.inc(
             rows, time.strftime('%Y-%m-%d'), matrix.commit_of(root),
-            seconds))
+            seconds), sweep.INC)
         print('sweep: wrote %s' % progress.where(path, root))
     return 0 if all(r.applies and r.reproduce in (sweep.OK, sweep.NONE)
                     for r in rows) else 1

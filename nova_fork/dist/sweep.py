@@ -219,12 +219,3 @@ def inc(rows, date, commit, seconds):
         '',
         matrix.render(table(rows)),
         '']) + '\n'
-
-
-def write_inc(root, text):
-    path = root / INC
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name('.%s.partial' % path.name)
-    partial.write_text(text)
-    partial.replace(path)
-    return path

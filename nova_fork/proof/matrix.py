@@ -192,9 +192,9 @@ def inc(table, problems, date, commit, seconds, cores, load):
     return '\n'.join(text) + '\n'
 
 
-def write_inc(root, text):
-    """Write the fragment in place (whole or not at all); its path."""
-    path = pathlib.Path(root) / INC
+def write_inc(root, text, inc=INC):
+    """Write the fragment inc (whole or not at all); its path."""
+    path = pathlib.Path(root) / inc
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name('.%s.partial-%d' % (path.name, os.getpid()))
     partial.write_text(text)
