@@ -177,6 +177,8 @@ def flake_figures(series, release, runs, kinds, without=None, logs=None,
     stamp = time.strftime('%Y%m%dT%H%M%S')
     logs = pathlib.Path(logs or build.build_dir(ROOT) / 'flake' / (
         '%s-%s' % (tree.name, stamp)))
+    # the commit that runs, whatever the checkout holds by the end
+    commit = matrix.commit_of(ROOT)
     report = []
     report.append('%s on nova %s%s, %s: %d test%s, %d times each in one '
                   'batch of %d process%s; load average %s at the start' % (
@@ -214,14 +216,14 @@ def flake_figures(series, release, runs, kinds, without=None, logs=None,
                        missing)
         print('  %s' % reasons[-1])
     if record:
-        path = matrix.write_inc(ROOT, flake_inc(report, reasons),
+        path = matrix.write_inc(ROOT, flake_inc(commit, report, reasons),
                                 matrix.INC.with_name('flake-%s.inc' %
                                                      tree.name))
         print('flake check: wrote %s' % path.relative_to(ROOT))
     return len(failed) + missing
 
 
-def flake_inc(report, reasons):
+def flake_inc(commit, report, reasons):
     """The RST fragment of a flake check, for performance.rst."""
     text = [
         '.. Written by tools/benchmark.py --record, which writes it when '
@@ -230,7 +232,7 @@ def flake_inc(report, reasons):
         '',
         'Measured on %s at commit ``%s`` of the project, %d cores, with '
         '``python3 tools/benchmark.py %s``: %s; %s.' % (
-            time.strftime('%Y-%m-%d'), matrix.commit_of(ROOT),
+            time.strftime('%Y-%m-%d'), commit,
             os.cpu_count(), ' '.join(sys.argv[1:]), report[0], report[1]),
     ]
     if reasons:
