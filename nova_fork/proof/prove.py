@@ -16,6 +16,7 @@ import os
 import pathlib
 import re
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -173,11 +174,19 @@ def _tests(records):
 
 
 def _subunit_run(base, python, tree, args):
-    """``python -m subunit.run ARGS`` in tree; its subunit stream."""
-    return runtime.run(base, [str(python), '-m', 'subunit.run'] + list(args),
-                       cwd=tree, env=runner.cache_bytecode(
-                           runner.environ(python, base.setenv), base.root),
-                       stdout=subprocess.PIPE).stdout
+    """``python -m subunit.run ARGS`` in tree; its subunit stream.
+
+    The stream goes through a file, not a pipe: under eventlet's monkey
+    patching (nova 34 with OS_NOVA_DISABLE_EVENTLET_PATCHING=False), the
+    runner's writes to a pipe wait for the hub forever.
+    """
+    with tempfile.TemporaryFile() as stream:
+        runtime.run(base, [str(python), '-m', 'subunit.run'] + list(args),
+                    cwd=tree, env=runner.cache_bytecode(
+                        runner.environ(python, base.setenv), base.root),
+                    stdout=stream)
+        stream.seek(0)
+        return stream.read()
 
 
 def list_tests(base, tree, regex):
