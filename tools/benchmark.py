@@ -281,6 +281,9 @@ def main():
     if unknown:
         parser.error('--flake: no kind %s; the kinds are %s' % (
             ', '.join(unknown), ', '.join(sorted(FLAKE))))
+    if args.workers < 1:
+        parser.error('--workers: %d processes cannot run a batch; give 1 '
+                     'or more' % args.workers)
     os.environ.pop('NOVA_FORK_ROOT', None)
     if args.debug:
         os.environ['OS_DEBUG'] = '1'
