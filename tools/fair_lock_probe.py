@@ -22,6 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from nova_fork import config  # noqa: E402
+from nova_fork.env import novatox  # noqa: E402
 from nova_fork.env import runtime  # noqa: E402
 from nova_fork.env import venv  # noqa: E402
 
@@ -59,11 +60,10 @@ def main():
         out = runtime.run(base, [str(python), '-c', PROBE],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         result = out.stdout.decode().strip().splitlines()[-1:] or ['?']
-        # the lock's pins, not its header, which names ours too
-        entries = base.lock.read_text().splitlines()
-        pins = [entry.split()[0] for entry in entries
-                if entry.lower().startswith(('oslo.concurrency==',
-                                             'fasteners=='))]
+        lock = base.lock.read_text()
+        pins = ['%s==%s' % (name, novatox.pinned(lock, name))
+                for name in ('fasteners', 'oslo.concurrency')
+                if novatox.pinned(lock, name)]
         print('%-8s %-9s %s' % (line, result[0], ' '.join(pins)))
         if result[0] == 'SHARED':
             shared.append(line)
