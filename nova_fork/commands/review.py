@@ -23,6 +23,10 @@ def add_arguments(parser):
     parser.add_argument('--onto', metavar='GITDIR[@REF]',
                         help='also check that the series applies onto REF '
                              '(default HEAD) of this nova clone or mirror')
+    parser.add_argument('--nick', metavar='NICK',
+                        help='your IRC nick, the owner of the FIXME and '
+                             'NOTE comments of the series (default: git '
+                             'config nova-fork.nick, or gitreview.username)')
     parser.add_argument('--no-gate', action='store_true',
                         help='do not check each commit alone (flake8, the '
                              'unit tests of the modules it touches, the '
@@ -32,7 +36,7 @@ def add_arguments(parser):
 def review_cmd(args, root):
     base = options.line(args, root)
     result = review.review(base, bug=args.bug, onto=args.onto,
-                           gate=not args.no_gate)
+                           gate=not args.no_gate, nick_=args.nick)
     for note in result.notes:
         print(note)
     if result.gate:

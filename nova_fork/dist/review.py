@@ -39,6 +39,13 @@ PICKED_RE = re.compile(r'^\(cherry picked from commit [0-9a-f]{40}\)\n?',
 REGRESSIONS = 'nova/tests/functional/regressions/'
 NOTES = 'releasenotes/notes/'
 BUG_URL = 'https://bugs.launchpad.net/nova/+bug/%s'
+# The owner the fork's commits give their FIXME, NOTE and TODO comments
+# (the local part of the commits' fixed e-mail): in the series for Gerrit
+# they name the uploader, by the IRC nick that --nick or git config gives.
+FORK_OWNER = gitutils.EMAIL.partition('@')[0]
+OWNED_RE = re.compile(r'\b(FIXME|NOTE|TODO)\(%s\)' % re.escape(FORK_OWNER))
+NICK_CONFIG = 'nova-fork.nick'
+NICK_RE = re.compile(r'[A-Za-z_\[\]\\^{}|`][A-Za-z0-9_\[\]\\^{}|`-]{0,31}')
 
 
 @dataclasses.dataclass
@@ -81,6 +88,47 @@ def identity(cwd=None):
             'GIT_AUTHOR_IDENT: %s); set yours: %s' % (
                 said, gitutils.SET_IDENTITY))
     return who
+
+
+def nick(given=None, cwd=None):
+    """The IRC nick the series' comments name as their owner.
+
+    --nick, else ``git config nova-fork.nick``, else git-review's
+    ``gitreview.username``; a usage error saying how to set it otherwise.
+
+    >>> nick('jdoe')
+    'jdoe'
+    >>> nick('j doe')
+    Traceback (most recent call last):
+    ...
+    nova_fork.errors.UsageError: --nick 'j doe' is not an IRC nick \
+(letters, digits and _[]\\^{}|`-, not starting with a digit or -)
+    """
+    found = given
+    for key in (NICK_CONFIG, 'gitreview.username'):
+        if found:
+            break
+        found = gitutils.user_config(key, cwd)
+    if not found:
+        raise errors.UsageError(
+            'no IRC nick to name as the owner of the FIXME and NOTE '
+            'comments of the series: give --nick NICK, or set it once '
+            'with git config --global %s NICK' % NICK_CONFIG)
+    if not NICK_RE.fullmatch(found):
+        raise errors.UsageError(
+            '--nick %r is not an IRC nick (letters, digits and '
+            '_[]\\^{}|`-, not starting with a digit or -)' % found)
+    return found
+
+
+def owner_in_patch(patch, owner):
+    """The patch with the fork's comments owned by owner.
+
+    >>> owner_in_patch('+# FIXME(%s): x\\n-# NOTE(%s): y' % (
+    ...     FORK_OWNER, FORK_OWNER), 'jdoe')
+    '+# FIXME(jdoe): x\\n-# NOTE(jdoe): y'
+    """
+    return OWNED_RE.sub(lambda m: '%s(%s)' % (m.group(1), owner), patch)
 
 
 def parse_onto(text):
@@ -260,8 +308,10 @@ def split_picks(message):
     return PICKED_RE.sub('', message).rstrip() + '\n\n', picks
 
 
-def rewrite(tree, tag, picked, bug_id, new_bug, who, work):
+def rewrite(tree, tag, picked, bug_id, new_bug, who, owner, work):
     """The picked commits on tag, in a clone at work, as the user's.
+
+    Their FIXME, NOTE and TODO comments are owner's.
 
     Return {path: new path} of the files renamed after new_bug.
     """
@@ -275,7 +325,7 @@ def rewrite(tree, tag, picked, bug_id, new_bug, who, work):
         # git am, not cherry-pick: a 3-way merge could quietly rebase it
         patch = gitutils.git(work, 'format-patch', '--stdout', '-1',
                              *gitutils.FORMAT_PATCH_FLAGS, sha).stdout
-        patch = rename_in_patch(patch, renames)
+        patch = owner_in_patch(rename_in_patch(patch, renames), owner)
         proc = gitutils.git(work, 'am', '-q', input=patch, check=False)
         if proc.returncode:
             raise errors.PatchError(
@@ -346,7 +396,7 @@ def check_onto(gitdir, ref, sha, patches, tmp):
         gitutils.git(gitdir, 'worktree', 'prune', check=False)
 
 
-def review(base, bug=None, onto=None, cwd=None, gate=True):
+def review(base, bug=None, onto=None, cwd=None, gate=True, nick_=None):
     """Write the line's review series to dist/review/LINE; a Result.
 
     With gate, each commit is first checked alone (commitgate); nothing
@@ -360,6 +410,7 @@ def review(base, bug=None, onto=None, cwd=None, gate=True):
             'file the move path as its own bug (%s) and give its number' % (
                 bug, MOVE_REPORT))
     who = identity(cwd)
+    owner = nick(nick_, cwd)
     target = resolve_onto(onto) if onto else None
     tree = build.build(base)
     picked = review_commits(base, tree)
@@ -367,7 +418,8 @@ def review(base, bug=None, onto=None, cwd=None, gate=True):
     notes = ['%d commit(s) marked review, subjects of at most %d '
              'characters: %s' % (len(picked), SUBJECT_MAX, ', '.join(
                  str(c.number) for c, _ in picked)),
-             'author and Signed-off-by: %s' % who]
+             'author and Signed-off-by: %s' % who,
+             'the owner of its FIXME and NOTE comments: %s' % owner]
     dest = review_dir(base.root, base.series)
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.parent / ('.%s.partial' % base.series)
@@ -377,7 +429,7 @@ def review(base, bug=None, onto=None, cwd=None, gate=True):
         with tempfile.TemporaryDirectory() as tmp:
             tmp = pathlib.Path(tmp)
             renames = rewrite(tree, base.nova, picked, bug_id, new_bug, who,
-                              tmp / 'work')
+                              owner, tmp / 'work')
             for old, new in sorted(renames.items()):
                 notes.append('named after bug %s: %s (the fork\'s %s)' % (
                     new_bug, new, old))

@@ -90,6 +90,21 @@ def user_identity(cwd=None):
     return match.group('who'), None
 
 
+def user_config(key, cwd=None):
+    """The value of key in the user's own git configuration, or ''.
+
+    As git reads it for a command of theirs in cwd (local, global and
+    system configuration), unlike git(), which ignores theirs.
+    """
+    try:
+        proc = subprocess.run(
+            ('git', 'config', '--get', key), cwd=cwd or os.getcwd(),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except FileNotFoundError:
+        raise errors.UsageError('git is not installed: install git first')
+    return proc.stdout.strip() if proc.returncode == 0 else ''
+
+
 def author(cwd=None):
     """(author for exported patches or None, what to say of it).
 

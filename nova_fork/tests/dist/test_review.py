@@ -48,7 +48,8 @@ class ReviewTest(testtools.TestCase):
         home = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
         self.gitconfig = home / '.gitconfig'
         self.gitconfig.write_text(
-            '[user]\n\tname = Ann Reviewer\n\temail = ann@example.org\n')
+            '[user]\n\tname = Ann Reviewer\n\temail = ann@example.org\n'
+            '[nova-fork]\n\tnick = ann\n')
         self.useFixture(fixtures.EnvironmentVariable('HOME', str(home)))
         self.useFixture(fixtures.EnvironmentVariable(
             'GIT_CONFIG_GLOBAL', str(self.gitconfig)))
@@ -176,6 +177,39 @@ class ReviewTest(testtools.TestCase):
         self.assert_fails(2, 'git config --global user.email')
         self.assertFalse((self.root / 'dist').exists())
         self.assertFalse((self.root / 'build').exists())
+
+    def own_test(self):
+        # the fork's commits own their comments by the local part of
+        # their e-mail
+        test = self.root / 'nova' / 'tests' / 'test_fake.py'
+        test.write_text('# FIXME(nova-pci-fork): a regression test\n'
+                        '# NOTE(nova-pci-fork): and a note\n')
+
+    def test_the_comments_name_the_uploader(self):
+        self.own_test()
+        code, out, err = self.run_review()
+        self.assertEqual((0, ''), (code, err))
+        self.assertIn('+# FIXME(ann): a regression test\n'
+                      '+# NOTE(ann): and a note\n', self.patch_texts()[0])
+        self.assertIn('the owner of its FIXME and NOTE comments: ann', out)
+        self.assertEqual(0, self.run_review('--nick', 'bo_r')[0])
+        self.assertIn('+# FIXME(bo_r): a regression test\n',
+                      self.patch_texts()[0])
+        # git-review's user name where the fork's own key is not set
+        self.gitconfig.write_text(
+            '[user]\n\tname = Ann Reviewer\n\temail = ann@example.org\n'
+            '[gitreview]\n\tusername = annr\n')
+        self.assertEqual(0, self.run_review()[0])
+        self.assertIn('+# NOTE(annr): and a note\n', self.patch_texts()[0])
+
+    def test_no_nick_writes_nothing(self):
+        self.gitconfig.write_text(
+            '[user]\n\tname = Ann Reviewer\n\temail = ann@example.org\n')
+        self.assert_fails(2, 'give --nick NICK, or set it once with git '
+                             'config --global nova-fork.nick NICK')
+        self.assert_fails(2, "--nick 'a b' is not an IRC nick",
+                          ['--nick', 'a b'])
+        self.assertFalse((self.root / 'dist').exists())
 
     def test_bug_is_a_positive_number(self):
         for bug in ('0', 'abc', '-3', '#12'):
