@@ -29,6 +29,7 @@ from nova_fork.commands import test
 from nova_fork.commands import tox
 from nova_fork.commands import venv
 from nova_fork import config
+from nova_fork.env import children
 from nova_fork import errors
 from nova_fork import progress
 
@@ -81,11 +82,16 @@ def main(argv=None):
         args.stestr_args = extra
     try:
         root = config.find_root()
-        with progress.shown(not args.quiet):
+        # SIGTERM, as Ctrl-C, ends the command and what it started
+        with progress.shown(not args.quiet), \
+                children.sigterm_stops_children():
             return args.func(args, root)
     except errors.ForkError as exc:
         print('nova-fork: error: %s' % exc, file=sys.stderr)
         return exc.exit_code
+    except children.Terminated:
+        print('nova-fork: terminated (SIGTERM)', file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print('nova-fork: interrupted', file=sys.stderr)
         return 130
