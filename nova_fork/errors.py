@@ -20,6 +20,15 @@ class UnknownSeries(UsageError):
     pass
 
 
+class DirtyCheckout(UsageError):
+    """A table of the docs asked for from a checkout with changes.
+
+    The tables under doc/source/generated/ name the project's commit they
+    were measured at; a checkout whose tracked files differ from it has
+    no such commit.
+    """
+
+
 class FetchError(ForkError):
     exit_code = 3
 

@@ -21,7 +21,12 @@ uv and with pip (NOVA_FORK_INSTALLER), first with empty download caches of
 their own, then again with those caches warm.  The test figures use the
 project's own fork tree and venv.  With --record, the flake check writes
 what it measured to doc/source/generated/flake-TREE.inc, which
-doc/source/performance.rst includes.
+doc/source/performance.rst includes; it is refused before anything runs
+from a checkout with uncommitted changes (the fragment names the commit).
+
+SIGTERM (as Ctrl-C) stops the benchmark and every process it started
+(the batch's ``python -m subunit.run`` processes, stestr and its
+workers, pip and uv), then it exits with one line.
 """
 
 import argparse
@@ -37,9 +42,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from nova_fork import config  # noqa: E402
+from nova_fork.env import children  # noqa: E402
 from nova_fork.env import runtime  # noqa: E402
 from nova_fork.env import venv  # noqa: E402
-from nova_fork.proof import matrix  # noqa: E402
+from nova_fork import errors  # noqa: E402
+from nova_fork import generated  # noqa: E402
 from nova_fork.proof import prove  # noqa: E402
 from nova_fork.tree import build  # noqa: E402
 
@@ -178,7 +185,7 @@ def flake_figures(series, release, runs, kinds, without=None, logs=None,
     logs = pathlib.Path(logs or build.build_dir(ROOT) / 'flake' / (
         '%s-%s' % (tree.name, stamp)))
     # the commit that runs, whatever the checkout holds by the end
-    commit = matrix.commit_of(ROOT)
+    commit = generated.commit_of(ROOT)
     report = []
     report.append('%s on nova %s%s, %s: %d test%s, %d times each in one '
                   'batch of %d process%s; load average %s at the start' % (
@@ -216,9 +223,9 @@ def flake_figures(series, release, runs, kinds, without=None, logs=None,
                        missing)
         print('  %s' % reasons[-1])
     if record:
-        path = matrix.write_inc(ROOT, flake_inc(commit, report, reasons),
-                                matrix.INC.with_name('flake-%s.inc' %
-                                                     tree.name))
+        path = generated.write(ROOT, flake_inc(commit, report, reasons),
+                               generated.FOLDER / ('flake-%s.inc' %
+                                                   tree.name))
         print('flake check: wrote %s' % path.relative_to(ROOT))
     return len(failed) + missing
 
@@ -287,6 +294,21 @@ def main():
     os.environ.pop('NOVA_FORK_ROOT', None)
     if args.debug:
         os.environ['OS_DEBUG'] = '1'
+    try:
+        with children.sigterm_stops_children():
+            return run(args, kinds)
+    except errors.ForkError as exc:
+        sys.exit('benchmark: %s' % exc)
+    except children.Terminated:
+        sys.exit('benchmark: terminated (SIGTERM); its processes stopped')
+    except KeyboardInterrupt:
+        sys.exit('benchmark: interrupted')
+
+
+def run(args, kinds):
+    if args.record and not args.skip_tests and args.runs:
+        # refused before the batch, not after it
+        generated.refuse_dirty(ROOT, generated.FOLDER / 'flake-TREE.inc')
     if not args.skip_build:
         build_figures(args.series)
     if not args.skip_venv:

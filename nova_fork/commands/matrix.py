@@ -5,6 +5,7 @@ import time
 
 from nova_fork import config
 from nova_fork import errors
+from nova_fork import generated
 from nova_fork import progress
 from nova_fork.proof import matrix
 
@@ -35,9 +36,14 @@ def matrix_cmd(args, root):
         for problem in found:
             print('problem: %s: %s' % (label, problem))
     if every:
-        path = matrix.write_inc(root, matrix.inc(
-            table, problems, date, matrix.commit_of(root), seconds,
-            os.cpu_count() or 1, os.getloadavg()[2]))
+        # the runs are cached: once the changes are committed, the same
+        # command writes the table at once
+        commit = generated.refuse_dirty(
+            root, matrix.INC, ', then run nova-fork matrix again (its runs '
+            'are cached)')
+        path = generated.write(root, matrix.inc(
+            table, problems, date, commit, seconds,
+            os.cpu_count() or 1, os.getloadavg()[2]), matrix.INC)
         print('matrix: wrote %s' % progress.where(path, root))
     if problems:
         raise errors.TestFailure('matrix: %d line(s) with problems, see '

@@ -4,6 +4,7 @@ import time
 
 from nova_fork.dist import sweep
 from nova_fork import errors
+from nova_fork import generated
 from nova_fork import progress
 from nova_fork.proof import matrix
 
@@ -23,6 +24,10 @@ def add_arguments(parser):
 
 
 def sweep_cmd(args, root):
+    every = (args.first, args.last) == (sweep.FIRST, sweep.LAST)
+    if every:
+        # its runs are not cached: refused before they start
+        generated.refuse_dirty(root, sweep.INC)
     start = time.monotonic()
     rows = sweep.sweep(root, args.first, args.last, args.reproduce)
     if not rows:
@@ -31,10 +36,10 @@ def sweep_cmd(args, root):
     seconds = time.monotonic() - start
     print(matrix.render(sweep.table(rows)))
     print('sweep: %s' % sweep.summary(rows))
-    if (args.first, args.last) == (sweep.FIRST, sweep.LAST):
-        path = matrix.write_inc(root, sweep.inc(
-            rows, time.strftime('%Y-%m-%d'), matrix.commit_of(root),
-            seconds), sweep.INC)
+    if every:
+        path = generated.write(root, sweep.inc(
+            rows, time.strftime('%Y-%m-%d'),
+            generated.refuse_dirty(root, sweep.INC), seconds), sweep.INC)
         print('sweep: wrote %s' % progress.where(path, root))
     return 0 if all(r.applies and r.reproduce in (sweep.OK, sweep.NONE)
                     for r in rows) else 1

@@ -11,16 +11,13 @@ line already proven is not run again; the row says so.
 includes, with the date, the project's commit and the time it took.
 """
 
-import os
-import pathlib
-
 from nova_fork import config
+from nova_fork import generated
 from nova_fork.proof import prove
-from nova_fork.tree import gitutils
 
 NONE = '-'
 # the fragment doc/source/matrix.rst includes, relative to the project
-INC = pathlib.Path('doc', 'source', 'generated', 'matrix.inc')
+INC = generated.FOLDER / 'matrix.inc'
 CACHED = 'cached'
 
 
@@ -145,23 +142,6 @@ def render(table):
     return '\n'.join(lines)
 
 
-def commit_of(root):
-    """The project's commit, as git describe gives it.
-
-    -dirty when the checkout has changes to tracked files, other than the
-    generated ones.
-    """
-    proc = gitutils.git(root, 'describe', '--always', '--abbrev=12',
-                        check=False)
-    if proc.returncode:
-        return 'unknown (not a git checkout)'
-    changed = gitutils.git(root, 'status', '--porcelain',
-                           '--untracked-files=no', '--', '.',
-                           ':(exclude)%s' % INC.parent.as_posix(),
-                           check=False).stdout.strip()
-    return proc.stdout.strip() + ('-dirty' if changed else '')
-
-
 def inc(table, problems, date, commit, seconds, cores, load):
     """The RST fragment of a run of every line, for doc/source/matrix.rst.
 
@@ -190,13 +170,3 @@ def inc(table, problems, date, commit, seconds, cores, load):
             for problem in found:
                 text.append('    %s: %s' % (label, problem))
     return '\n'.join(text) + '\n'
-
-
-def write_inc(root, text, inc=INC):
-    """Write the fragment inc (whole or not at all); its path."""
-    path = pathlib.Path(root) / inc
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name('.%s.partial-%d' % (path.name, os.getpid()))
-    partial.write_text(text)
-    partial.replace(path)
-    return path

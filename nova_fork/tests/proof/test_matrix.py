@@ -1,4 +1,3 @@
-import pathlib
 import time
 from unittest import mock
 
@@ -164,40 +163,6 @@ class MatrixTest(testtools.TestCase):
                                                        'report_level': 2})
         self.assertIn(b'11 of 11 fail', html)
 
-    def test_write_inc(self):
-        root = self.useFixture(fixtures.TempDir()).path
-        path = matrix.write_inc(root, 'text\n')
-        self.assertEqual(pathlib.Path(root) / matrix.INC, path)
-        self.assertEqual('text\n', path.read_text())
-        self.assertEqual([matrix.INC.name],
-                         [p.name for p in path.parent.iterdir()])
-        matrix.write_inc(root, 'other\n')
-        self.assertEqual('other\n', path.read_text())
-
-
-class CommitTest(testtools.TestCase):
-
-    def test_commit_of(self):
-        root = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
-        self.assertEqual('unknown (not a git checkout)',
-                         matrix.commit_of(root))
-        inc = root / matrix.INC
-        inc.parent.mkdir(parents=True)
-        inc.write_text('old\n')
-        (root / 'bases.ini').write_text('[bug]\n')
-        fakes.git(root, 'init', '-q')
-        fakes.git(root, 'add', '-A')
-        fakes.git(root, 'commit', '-qm', 'one')
-        head = fakes.git(root, 'rev-parse', '--short=12', 'HEAD').strip()
-        self.assertEqual(head, matrix.commit_of(root))
-        # untracked files and the generated fragment are not changes
-        (root / 'build').mkdir()
-        (root / 'build' / 'x').write_text('x\n')
-        inc.write_text('new\n')
-        self.assertEqual(head, matrix.commit_of(root))
-        (root / 'bases.ini').write_text('[bug]\nid = 1\n')
-        self.assertEqual(head + '-dirty', matrix.commit_of(root))
-
 
 class CommandTest(testtools.TestCase):
     """nova-fork matrix writes the docs' table when it runs every line."""
@@ -234,6 +199,21 @@ class CommandTest(testtools.TestCase):
         self.assertEqual(0, cmd.main(['-q', 'matrix', 'fake', '--release',
                                       '1.0.1']))
         self.assertFalse(self.inc.exists())
+
+    def test_a_dirty_checkout_writes_no_table(self):
+        root = self.project.root
+        fakes.git(root, 'init', '-q')
+        fakes.git(root, 'add', 'bases.ini')
+        fakes.git(root, 'commit', '-qm', 'one')
+        (root / 'bases.ini').write_text(
+            (root / 'bases.ini').read_text() + '# edited\n')
+        self.assertEqual(2, cmd.main(['-q', 'matrix']))
+        self.assertFalse(self.inc.exists())
+        fakes.git(root, 'commit', '-qam', 'two')
+        self.assertEqual(0, cmd.main(['-q', 'matrix']))
+        self.assertIn('at commit ``%s``' % fakes.git(
+            root, 'rev-parse', '--short=12', 'HEAD').strip(),
+            self.inc.read_text())
 
     def test_problems_are_written_too(self):
         matrix.matrix.return_value = (self.table, {'fake': ['T.test_a: x']})
