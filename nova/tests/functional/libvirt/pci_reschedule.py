@@ -31,6 +31,8 @@ import fixtures
 from oslo_serialization import jsonutils
 from oslo_utils import units
 
+from nova import context as nova_context
+from nova import objects
 from nova.objects import fields
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import pci_adapter
@@ -95,6 +97,11 @@ class NovaTestAPIHooks(object):
 
     def _resource_tracker(self, hostname):
         return self.computes[hostname].manager.rt
+
+    def _dedicate_host_cpus(self, cpus):
+        """The host CPUs of the computes started next pin guest vCPUs."""
+        self.flags(cpu_dedicated_set=cpus, cpu_shared_set=None,
+                   group='compute')
 
     def _unshelve(self, server, host):
         """Unshelve a shelved offloaded server to host.
@@ -227,13 +234,19 @@ class PCIRescheduleTestBase(
 
     # flavors, servers and server groups
 
-    def _create_pci_flavor(self, num_devices=1, memory_mb=512):
-        """A flavor asking for num_devices devices of the PCI alias."""
+    def _create_pci_flavor(self, num_devices=1, memory_mb=512,
+                           pinned=False):
+        """A flavor asking for num_devices devices of the PCI alias.
+
+        pinned: its vCPU is pinned to a host CPU (see _dedicate_host_cpus).
+        """
+        extra_spec = {
+            'pci_passthrough:alias': '%s:%d' % (self.ALIAS_NAME, num_devices)}
+        if pinned:
+            extra_spec['hw:cpu_policy'] = 'dedicated'
         return self._create_flavor(
             memory_mb=memory_mb, vcpu=1, disk=1, ephemeral=0,
-            extra_spec={
-                'pci_passthrough:alias': '%s:%d' % (
-                    self.ALIAS_NAME, num_devices)})
+            extra_spec=extra_spec)
 
     def _create_plain_flavor(self):
         """A flavor without PCI devices."""
@@ -282,6 +295,15 @@ class PCIRescheduleTestBase(
         if max_server_per_host:
             body['rules'] = {'max_server_per_host': max_server_per_host}
         return self.api.post_server_groups(body)
+
+    def _pinned_cpus(self, host):
+        """The host CPUs of host that pin guest vCPUs, as its node says."""
+        node = objects.ComputeNode.get_by_host_and_nodename(
+            nova_context.get_admin_context(), host, host)
+        return sorted(
+            cpu for cell in objects.NUMATopology.obj_from_db_obj(
+                node.numa_topology).cells
+            for cpu in cell.pinned_cpus)
 
     # guests
 

@@ -90,20 +90,21 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
 
     # helpers
 
-    def _start_pci_hosts(self, count, group=None):
+    def _start_pci_hosts(self, count, group=None, pinned=False):
         """Start compute1..count, one PCI device each, at 0000:8N:00.0.
 
         compute1 has the least RAM and compute2 the most, then compute3 and
         so on, 6 GiB apart, so the scheduler tries the destinations in name
         order. The server with a PCI device, a member of group if given, is
         created on compute1 before the other hosts start (nova 18 to 20
-        never reschedule a server forced to a host, even when it moves).
+        never reschedule a server forced to a host, even when it moves);
+        pinned: its vCPU is pinned.
 
         :returns: the server
         """
         self._start_hosts([self._devices(1, bus=0x81)], ram_mb=[6 * units.Ki])
         server = self._wait_for_state(self._create_server(
-            self._create_pci_flavor(), group=group), 'ACTIVE')
+            self._create_pci_flavor(pinned=pinned), group=group), 'ACTIVE')
         self.assertEqual('compute1', server['OS-EXT-SRV-ATTR:host'])
         self.assert_pci_devices_of(
             server, {'compute1': [self._address('compute1')]})
@@ -236,10 +237,10 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
 
     # resize and cold migration
 
-    def _resize_or_migrate(self, server, resize, failing):
+    def _resize_or_migrate(self, server, resize, failing, pinned=False):
         self.failing_destinations.update(failing)
         if resize:
-            flavor_id = self._create_pci_flavor(memory_mb=1024)
+            flavor_id = self._create_pci_flavor(memory_mb=1024, pinned=pinned)
             self.api.post_server_action(
                 server['id'], {'resize': {'flavorRef': flavor_id}})
         else:
@@ -349,6 +350,48 @@ class PCIMoveRescheduleTest(pci_reschedule.PCIRescheduleTestBase):
         which the source guest is defined with.
         """
         self._test_move_then_revert(resize=True, failing=['compute2'])
+
+    def test_resize_pinned_two_destinations_fail(self):
+        """A guest with a pinned vCPU: compute2 and compute3 fail.
+
+        Another guest pins the first host CPU of compute3. The claim aborted
+        on compute3 must free the host CPU it pinned there, as it frees the
+        PCI device, at once. Aborted on the copy of the instance, which has
+        the migration context of compute2, it unpins the CPU that compute2
+        pinned, the other guest's, and leaves its own pinned until the next
+        periodic task of compute3.
+        """
+        self._dedicate_host_cpus('0-3')
+        self.flags(max_attempts=3, group='scheduler')
+        server = self._start_pci_hosts(4, pinned=True)
+        other = self._wait_for_state(self._create_server(
+            self._create_flavor(
+                memory_mb=512, vcpu=1, disk=1, ephemeral=0,
+                extra_spec={'hw:cpu_policy': 'dedicated'}),
+            host='compute3'), 'ACTIVE')
+        pinned = {host: self._pinned_cpus(host) for host in self.computes}
+        self.assertEqual(
+            {'compute1': [0], 'compute2': [], 'compute3': [0],
+             'compute4': []}, pinned)
+
+        server = self._resize_or_migrate(
+            server, resize=True, failing=['compute2', 'compute3'],
+            pinned=True)
+
+        self.assertEqual(
+            dict(pinned, compute4=[0]),
+            {host: self._pinned_cpus(host) for host in self.computes},
+            'the host CPUs pinned on each host')
+        server = self._confirm(server)
+        self.assertEqual(
+            dict(pinned, compute1=[], compute4=[0]),
+            {host: self._pinned_cpus(host) for host in self.computes},
+            'the host CPUs pinned on each host')
+        self.assert_pci_devices_of(
+            server, {'compute4': [self._address('compute4')]},
+            failed=['compute2', 'compute3'])
+        self._delete_server(other)
+        self.assert_pci_invariants()
 
     def test_cold_migrate_first_destination_fails(self):
         self._test_move_then_confirm(resize=False, failing=['compute2'])
