@@ -25,7 +25,8 @@ VERBS = {
         ('mutants', '%(line)s')),
     'gate': (
         "Nova's gate on line %(line)s (nova %(release)s) through its own"
-        ' tox.ini: pep8 (flake8 with hacking), py3, functional and'
+        ' tox.ini: pep8 (flake8 with hacking), the unit and functional'
+        ' suites (each failure run again on the pristine release) and'
         ' releasenotes, with counts and times.  Arguments after -- go to'
         ' nova-fork gate (--pristine, --only, --select).',
         ('gate', '%(line)s')),

@@ -20,14 +20,25 @@ all of them the tools' own:
     only for a line whose Python is not the one tox runs on (2023.1:
     python3.10, from pyenv): its envs run on the line's Python.
 
-The lines on Python 2.7 (rocky, stein, train) get tox 3 (TOX3, in
-.venvs/_tox3), the lock as ``UPPER_CONSTRAINTS_FILE`` (their tox.ini's
-constraints), and ``PATH`` with the folder of their python2.7.
+A tree whose tox.ini tox 4 does not read as written (toxini.tox3_reasons:
+``passenv`` names separated by spaces, ``whitelist_externals``; rocky to
+yoga) gets tox 3 (TOX3, in .venvs/_tox3), which knows no TOX_OVERRIDE:
+the lock as the variable its tox.ini reads (``UPPER_CONSTRAINTS_FILE``
+up to train, ``TOX_CONSTRAINTS_FILE`` from ussuri), and in tox's own
+environment, which tox 3 hands to every install command and to
+virtualenv: ``PIP_CONSTRAINT`` (the extras that its usedevelop install
+adds are not in its deps), ``VIRTUALENV_SETUPTOOLS`` and
+``VIRTUALENV_DOWNLOAD`` (the lock's setuptools: suds-jurko, up to xena,
+builds only with a setuptools older than 58), and the line's Python as
+``TOX_DISCOVER`` (tox 3 would take its own interpreter for the envs whose
+basepython is ``python3``, such as functional) and its folder first in
+``PATH``.
 
 It prints the equivalent shell command first, so that it can be typed by
 hand.
 """
 
+import dataclasses
 import os
 import pathlib
 import re
@@ -36,16 +47,18 @@ import subprocess
 import sys
 
 from nova_fork.env import runtime
+from nova_fork.env import toxini
 from nova_fork.env import venv
 from nova_fork import errors
+from nova_fork import progress
 from nova_fork.tree import build
 
 # The tox that drives the trees' tox.ini files, and the virtualenv it
 # makes their venvs with: pinned, as tested on 2026-12-04.
 TOX = ('tox==4.67.17', 'virtualenv==21.15.14')
-# The lines whose tests run on Python 2.7 (rocky, stein, train) have a
-# tox 3 era tox.ini (whitelist_externals, py27 envs): tox 3, with the last
-# virtualenv that makes Python 2.7 environments (20.21).
+# The trees whose tox.ini is of tox 3's era (toxini.tox3_reasons: rocky to
+# yoga): tox 3, with the last virtualenv that makes Python 2.7
+# environments (20.21).
 TOX3 = ('tox==3.28.0', 'virtualenv==20.21.1')
 
 NOVA_LOCALE = 'en_US.utf-8'
@@ -116,19 +129,30 @@ def has_locale(name=NOVA_LOCALE):
 
 
 def environment(lock, lock_text, python_name=None, python_dir=None,
-                locale=True, tox3=False):
+                locale=True, tox3=False,
+                constraints=(toxini.TOX_CONSTRAINTS,)):
     """The variables to set for tox, in the order they are printed.
 
     python_name and python_dir: the line's interpreter (python3.10) and
     its folder, when it is not the Python tox runs on.  tox3: a tox 3 era
-    tox.ini, which takes its constraints from UPPER_CONSTRAINTS_FILE and
-    knows no TOX_OVERRIDE.
+    tox.ini, which knows no TOX_OVERRIDE and hands tox's own environment
+    to pip and virtualenv; constraints: the variables it reads its
+    constraints from (toxini.constraint_variables).
     """
     env = []
     if python_dir:
         env.append(('PATH', '%s:$PATH' % python_dir))
     if tox3:
-        env.append(('UPPER_CONSTRAINTS_FILE', str(lock)))
+        if python_dir and python_name:
+            # tox 3 takes its own interpreter for "python3" (the envs with
+            # basepython = python3: functional) before any on PATH
+            env.append(('TOX_DISCOVER', '%s/%s' % (python_dir, python_name)))
+        env += [(name, str(lock)) for name in constraints]
+        env.append(('PIP_CONSTRAINT', str(lock)))
+        setuptools = pinned(lock_text, 'setuptools')
+        if setuptools:
+            env += [('VIRTUALENV_SETUPTOOLS', setuptools),
+                    ('VIRTUALENV_DOWNLOAD', '1')]
         return env
     env.append(('TOX_CONSTRAINTS_FILE', str(lock)))
     found = overrides(lock, pinned(lock_text, 'setuptools'), python_name,
@@ -188,18 +212,52 @@ def python_of(base):
             tuple(rt.version))
 
 
+@dataclasses.dataclass
+class Prepared:
+    """A line's tree, and how its own tox.ini runs there."""
+
+    tree: pathlib.Path
+    # (name, value) to set for tox, as environment() gives them
+    env: list
+    # the tox executable
+    exe: pathlib.Path
+    # why tox 4 does not read the tox.ini (tox 3 runs it); [] for tox 4
+    tox3: list
+    # the line's Python, (major, minor)
+    version: tuple
+    # the text of the tree's tox.ini
+    text: str = ''
+
+    @property
+    def tox(self):
+        """'tox 3.28.0' or 'tox 4.67.17'."""
+        return (TOX3 if self.tox3 else TOX)[0].replace('==', ' ')
+
+    @property
+    def unit_env(self):
+        """The environment of the unit suite on the line's Python."""
+        return toxini.unit_env(self.text, self.version)
+
+
 def prepare(base, pristine=False):
-    """(tree, env, tox): what running tox for the line needs."""
+    """Prepared: what running tox in the line's tree needs."""
     name, folder, version = python_of(base)
-    tox3 = version < (3,)
     tree = build.build(base, pristine=pristine)
+    text = toxini.read(tree)
+    reasons = toxini.tox3_reasons(text)
     lock = pathlib.Path(base.lock).resolve()
     if not lock.is_file():
         raise errors.UsageError('series %s has no lock file at %s' % (
             base.series, lock))
     env = environment(lock, lock.read_text(), name, folder, has_locale(),
-                      tox3)
-    return tree, env, tox(base.root, tox3)
+                      bool(reasons), toxini.constraint_variables(text))
+    prepared = Prepared(tree, env, tox(base.root, bool(reasons)), reasons,
+                        version, text)
+    progress.say('tox: %s, %s%s' % (
+        progress.where(tree, base.root), prepared.tox,
+        ' (tox.ini: %s)' % '; '.join(reasons) if reasons else ''),
+        once=True)
+    return prepared
 
 
 def run(base, args, pristine=False, prepared=None, capture=False):
@@ -208,7 +266,8 @@ def run(base, args, pristine=False, prepared=None, capture=False):
     Returns the exit code, or with capture (the output is still shown as
     it comes) (exit code, output).  prepared: what prepare() returned.
     """
-    tree, env, exe = prepared or prepare(base, pristine)
+    prepared = prepared or prepare(base, pristine)
+    tree, env, exe = prepared.tree, prepared.env, prepared.exe
     print('+ ' + shell_command(tree, env, exe, args), flush=True)
     cmd = [str(exe)] + list(args)
     if not capture:

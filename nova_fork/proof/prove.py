@@ -386,15 +386,20 @@ def execute(runs, jobs=None):
         pool.add(runs)
 
 
+def store(path, data):
+    """Write data as JSON to the cache file path, whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name('.%s.partial-%d-%d' % (
+        path.name, os.getpid(), threading.get_ident()))
+    partial.write_text(json.dumps(data, indent=1, sort_keys=True))
+    partial.replace(path)
+
+
 def _execute(run):
     start = time.monotonic()
     run.records = run_module(run.base, run.tree, run.selected)
     run.seconds = time.monotonic() - start
-    run.cache.parent.mkdir(parents=True, exist_ok=True)
-    partial = run.cache.with_name('.%s.partial-%d-%d' % (
-        run.cache.name, os.getpid(), threading.get_ident()))
-    partial.write_text(json.dumps(run.records, indent=1, sort_keys=True))
-    partial.replace(run.cache)
+    store(run.cache, run.records)
 
 
 def results(base, selected=None, **kwargs):

@@ -1,4 +1,6 @@
-"""Summarize a subunit v2 stream: one JSON object a line, one per test.
+"""Summarize a subunit stream: one JSON object a line, one per test.
+
+Version 2, or version 1 (the runs stestr 2.x keeps in its repository).
 
 Run by the base's venv python (any Python that has python-subunit and
 testtools, 2.7 included), reading the stream on stdin.  It is a script, not
@@ -7,6 +9,7 @@ pass also gets ``details``: every text attachment (traceback, captured
 logging, stdout), each under its name, for a flake batch's logs.
 """
 
+import io
 import json
 import sys
 
@@ -15,6 +18,8 @@ import testtools
 
 
 DETAILS = '--details' in sys.argv[1:]
+# the first byte of a subunit version 2 packet
+V2 = b'\xb3'
 
 
 def _text(content):
@@ -43,9 +48,18 @@ def _emit(test):
 
 
 def main():
-    stdin = getattr(sys.stdin, 'buffer', sys.stdin)
-    stream = subunit.ByteStreamToStreamResult(stdin, non_subunit_name='out')
+    stdin = io.BytesIO(getattr(sys.stdin, 'buffer', sys.stdin).read())
     result = testtools.StreamToDict(_emit)
+    if stdin.getvalue()[:1] not in (V2, b''):
+        # version 1, as old stestr (2.x, rocky's) keeps its runs
+        result = testtools.ExtendedToStreamDecorator(result)
+        result.startTestRun()
+        try:
+            subunit.ProtocolTestCase(stdin).run(result)
+        finally:
+            result.stopTestRun()
+        return
+    stream = subunit.ByteStreamToStreamResult(stdin, non_subunit_name='out')
     result.startTestRun()
     try:
         stream.run(result)

@@ -88,23 +88,85 @@ class PythonOfTest(testtools.TestCase):
             self.assertEqual((base.python, '/py/3.1/bin', (3, 1)),
                              novatox.python_of(base))
 
-    def test_python2_gets_tox3(self):
-        base, rt = self.base('2.7')
+    def prepare(self, python, tox_ini):
+        """novatox.prepare of a line on python, its tree's tox.ini given."""
+        base, rt = self.base(python)
         self.useFixture(fixtures.MockPatchObject(
             runtime, 'pick', return_value=rt))
         tools = []
         self.useFixture(fixtures.MockPatchObject(
             novatox.venv, 'tool',
             side_effect=lambda *a, **k: tools.append((a[1:], k)) or 'tox'))
+        tree = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
+        (tree / 'tox.ini').write_text(tox_ini)
         self.useFixture(fixtures.MockPatchObject(
-            novatox.build, 'build', return_value='/tree'))
+            novatox.build, 'build', return_value=tree))
         base.lock.parent.mkdir(parents=True, exist_ok=True)
-        base.lock.write_text('six==1.16.0\n')
-        tree, env, exe = novatox.prepare(base)
+        base.lock.write_text('setuptools==44.1.1\nsix==1.16.0\n')
+        return base, novatox.prepare(base), tools
+
+    def test_a_tox3_era_tox_ini_gets_tox3(self):
+        # rocky's: whitelist_externals, passenv names on one line, py27
+        base, prepared, tools = self.prepare('2.7', ROCKY)
         self.assertEqual([(('tox3',) + novatox.TOX3, {'command': 'tox'})],
                          tools)
         self.assertEqual([('PATH', '/py/2.7/bin:$PATH'),
-                          ('UPPER_CONSTRAINTS_FILE', str(base.lock))], env)
+                          ('TOX_DISCOVER', '/py/2.7/bin/python3'),
+                          ('UPPER_CONSTRAINTS_FILE', str(base.lock)),
+                          ('PIP_CONSTRAINT', str(base.lock)),
+                          ('VIRTUALENV_SETUPTOOLS', '44.1.1'),
+                          ('VIRTUALENV_DOWNLOAD', '1')], prepared.env)
+        self.assertEqual(('tox 3.28.0', 'py27'),
+                         (prepared.tox, prepared.unit_env))
+        self.assertEqual(2, len(prepared.tox3))
+
+    def test_python3_with_tox3_tox_ini(self):
+        # yoga's: passenv names on one line, TOX_CONSTRAINTS_FILE, py39
+        # in its envlist while the line runs on 3.8
+        base, prepared, tools = self.prepare('3.8', YOGA)
+        self.assertEqual('tox3', tools[0][0][0])
+        self.assertEqual(['PATH', 'TOX_DISCOVER', 'TOX_CONSTRAINTS_FILE',
+                          'PIP_CONSTRAINT',
+                          'VIRTUALENV_SETUPTOOLS', 'VIRTUALENV_DOWNLOAD'],
+                         [name for name, _ in prepared.env])
+        self.assertEqual('py38', prepared.unit_env)
+
+    def test_python2_with_a_tox4_tox_ini_gets_tox4(self):
+        # what decides is the tox.ini, not the Python
+        base, prepared, tools = self.prepare('2.7', ZED)
+        self.assertEqual([(('tox',) + novatox.TOX, {})], tools)
+        self.assertEqual([], prepared.tox3)
+        self.assertEqual('tox 4.67.17', prepared.tox)
+
+
+ROCKY = """[tox]
+envlist = py{27,35},functional,pep8
+
+[testenv]
+basepython = python3.5
+whitelist_externals =
+  bash
+install_command = pip install -c{env:UPPER_CONSTRAINTS_FILE:https://x} {opts}
+passenv =
+  OS_DEBUG GENERATE_HASHES
+
+[testenv:py27]
+basepython = python2.7
+"""
+
+YOGA = """[tox]
+envlist = py39,functional,pep8
+
+[testenv]
+allowlist_externals =
+  bash
+deps =
+  -c{env:TOX_CONSTRAINTS_FILE:https://x}
+passenv =
+  OS_DEBUG GENERATE_HASHES
+"""
+
+ZED = YOGA.replace('OS_DEBUG GENERATE_HASHES', 'OS_DEBUG\n  GENERATE_HASHES')
 
 
 class CommandTest(testtools.TestCase):

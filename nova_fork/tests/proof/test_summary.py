@@ -26,10 +26,27 @@ def stream():
     return out.getvalue()
 
 
-def summary(*args):
+# version 1, as stestr 2.x (rocky's) keeps a run in its repository
+V1 = b'''time: 2026-12-07 05:20:53.000000Z
+test: m.T.test_ok
+time: 2026-12-07 05:20:54.500000Z
+success: m.T.test_ok
+test: m.T.test_bad
+failure: m.T.test_bad [
+AssertionError: wrong
+]
+test: m.T.test_skip
+skip: m.T.test_skip [
+not here
+]
+'''
+
+
+def summary(*args, data=None):
     proc = subprocess.run(
         [sys.executable, str(prove.SUMMARY_SCRIPT)] + list(args),
-        input=stream(), stdout=subprocess.PIPE, check=True)
+        input=stream() if data is None else data, stdout=subprocess.PIPE,
+        check=True)
     return dict((r['id'], r) for r in map(json.loads,
                                           proc.stdout.decode().splitlines()))
 
@@ -43,6 +60,16 @@ class SummaryTest(testtools.TestCase):
         self.assertEqual('AssertionError: wrong\n',
                          records['m.T.test_bad']['reason'])
         self.assertNotIn('details', records['m.T.test_bad'])
+
+    def test_version_1(self):
+        records = summary(data=V1)
+        self.assertEqual({'m.T.test_ok': 'success', 'm.T.test_bad': 'fail',
+                          'm.T.test_skip': 'skip'},
+                         {i: r['status'] for i, r in records.items()})
+        self.assertEqual(1.5, records['m.T.test_ok']['duration'])
+        self.assertIn('AssertionError: wrong', records['m.T.test_bad'][
+            'reason'])
+        self.assertEqual({}, summary(data=b''))
 
     def test_details_keep_a_failure_log(self):
         records = summary('--details')
