@@ -39,6 +39,7 @@ hand.
 """
 
 import dataclasses
+import hashlib
 import os
 import pathlib
 import re
@@ -193,11 +194,43 @@ def process_env(env, environ=None):
     return result
 
 
-def tox(root, tox3=False):
-    """tox, installed from PyPI with pip into .venvs/_tox (_tox3)."""
-    if tox3:
-        return venv.tool(root, 'tox3', *TOX3, command='tox')
-    return venv.tool(root, 'tox', *TOX)
+def tox3_requirements(requires=()):
+    """TOX3, with what a tox.ini's [tox] requires in place of its pins.
+
+    tox 3 would provision a tox of its own (.tox/.tox) for a requirement
+    its environment lacks, with pip under tox's environment, PIP_CONSTRAINT
+    (the line's lock, for Python X.Y) included: ussuri's lock pins py
+    1.8.1, which does not import on the tool's Python.  The tool's tox 3
+    has them instead.
+
+    >>> tox3_requirements(['virtualenv<20.8'])
+    ['tox==3.28.0', 'virtualenv<20.8']
+    >>> tox3_requirements() == list(TOX3)
+    True
+    """
+    named = {_name(r) for r in requires}
+    return [r for r in TOX3 if _name(r) not in named] + list(requires)
+
+
+def _name(requirement):
+    return re.sub(r'[-_.]+', '-', re.match(
+        r'\s*([A-Za-z0-9_.-]*)', requirement).group(1)).lower()
+
+
+def tox(root, tox3=False, requires=()):
+    """tox, installed from PyPI with pip into .venvs/_tox (_tox3).
+
+    requires: a tox 3 era tox.ini's [tox] requires, in a tox 3 of its
+    own (.venvs/_tox3-HASH).
+    """
+    if not tox3:
+        return venv.tool(root, 'tox', *TOX)
+    wanted = tox3_requirements(requires)
+    name = 'tox3'
+    if wanted != list(TOX3):
+        name += '-' + hashlib.sha256(
+            '\n'.join(wanted).encode()).hexdigest()[:8]
+    return venv.tool(root, name, *wanted, command='tox')
 
 
 def python_of(base):
@@ -251,8 +284,9 @@ def prepare(base, pristine=False):
             base.series, lock))
     env = environment(lock, lock.read_text(), name, folder, has_locale(),
                       bool(reasons), toxini.constraint_variables(text))
-    prepared = Prepared(tree, env, tox(base.root, bool(reasons)), reasons,
-                        version, text)
+    prepared = Prepared(tree, env, tox(base.root, bool(reasons),
+                                       toxini.requires(text)),
+                        reasons, version, text)
     progress.say('tox: %s, %s%s' % (
         progress.where(tree, base.root), prepared.tox,
         ' (tox.ini: %s)' % '; '.join(reasons) if reasons else ''),

@@ -17,6 +17,8 @@ A line's tox.ini is its release's, as nova's developers ran it then:
 * which variable it reads its constraints from
   (``constraint_variables``): ``UPPER_CONSTRAINTS_FILE`` (rocky to
   train), ``TOX_CONSTRAINTS_FILE`` (ussuri on).
+* what tox itself must have (``requires``: ussuri's ``virtualenv<20.8``,
+  2024.2's ``virtualenv<20.37.0``).
 """
 
 import configparser
@@ -128,3 +130,18 @@ def constraint_variables(text):
     found = [name for name in (UPPER_CONSTRAINTS, TOX_CONSTRAINTS)
              if name in text]
     return found or [TOX_CONSTRAINTS]
+
+
+def requires(text):
+    """The requirements [tox] requires of tox's own environment.
+
+    >>> requires('[tox]\\nminversion = 3.2.0\\nrequires = virtualenv<20.8\\n')
+    ['virtualenv<20.8']
+    >>> requires('[tox]\\nenvlist = py3\\n')
+    []
+    """
+    parser = parse(text)
+    if not parser.has_option('tox', 'requires'):
+        return []
+    return [line.strip() for line in parser.get('tox', 'requires')
+            .splitlines() if line.strip()]

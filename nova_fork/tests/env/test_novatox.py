@@ -131,6 +131,14 @@ class PythonOfTest(testtools.TestCase):
                          [name for name, _ in prepared.env])
         self.assertEqual('py38', prepared.unit_env)
 
+    def test_tox3_has_what_the_tox_ini_requires(self):
+        # ussuri's: tox 3 would provision it, under the lock's constraints
+        text = YOGA.replace('[tox]\n', '[tox]\nrequires = virtualenv<20.8\n')
+        base, prepared, tools = self.prepare('3.8', text)
+        (name, *requirements), kwargs = tools[0]
+        self.assertTrue(name.startswith('tox3-'), name)
+        self.assertEqual(['tox==3.28.0', 'virtualenv<20.8'], requirements)
+
     def test_python2_with_a_tox4_tox_ini_gets_tox4(self):
         # what decides is the tox.ini, not the Python
         base, prepared, tools = self.prepare('2.7', ZED)

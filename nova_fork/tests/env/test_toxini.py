@@ -123,6 +123,10 @@ class EnvTest(testtools.TestCase):
             '[testenv:functional{,-py38,-py310}]\n', (3, 10)))
         self.assertEqual('py27', toxini.unit_env(MASTER, (2, 7)))
 
+    def test_requires(self):
+        self.assertEqual(['virtualenv<20.8'], toxini.requires(USSURI))
+        self.assertEqual([], toxini.requires(ROCKY))
+
     def test_constraint_variables(self):
         self.assertEqual(['UPPER_CONSTRAINTS_FILE'],
                          toxini.constraint_variables(ROCKY))
