@@ -12,6 +12,7 @@ from nova_fork.commands import build
 from nova_fork.commands import check
 from nova_fork.commands import debian
 from nova_fork.commands import export
+from nova_fork.commands import follow
 from nova_fork.commands import gate
 from nova_fork.commands import libvirt
 from nova_fork.commands import lines
@@ -36,7 +37,7 @@ from nova_fork import progress
 # In the order of --help.  Each module has HELP, add_arguments(parser) and
 # NAME_cmd(args, root), NAME being the module's (and the command's) name.
 COMMANDS = (build, venv, lock, test, lint, tox, gate, export, sdist, review,
-            lines, releases, refresh, backport, check, reproduce, mutants,
+            lines, releases, refresh, backport, follow, check, reproduce, mutants,
             libvirt, debian, matrix, sweep)
 
 

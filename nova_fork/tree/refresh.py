@@ -74,9 +74,13 @@ def outputs(base, tree):
                     # a commit only older releases take (a unit the line's
                     # own release has): it is the line's
                     result[entry.path] = text
-                elif base.is_own(entry) or not same_change(
-                        tree, text, entry.path.read_text()):
+                elif not same_change(tree, text,
+                                     (base.patches / name).read_text()):
                     result[base.release_dir / name] = text
+                elif base.is_own(entry):
+                    # the release's own backport is the line's change
+                    # again (the line's context moved its way): it goes
+                    result[base.release_dir / name] = None
             continue
         if entry.is_patch:
             result[entry.path] = patch_text(tree, commit, entry.files)
@@ -121,13 +125,18 @@ def refresh(base):
     wanted = outputs(base, tree)
     sources = cherrypick.sources(base)
     for path, text in wanted.items():
-        if path.suffix == '.patch' or path.suffix == '.msg':
+        if text is not None and path.suffix in ('.patch', '.msg'):
             picks = cherrypick.picks_of(sources, text)
             if picks:
                 wanted[path] = cherrypick.update_cherry_picks(text, picks)
     changed = []
     for path, text in wanted.items():
-        if not path.is_file() or path.read_text() != text:
+        if text is None:
+            path.unlink()
+            if not any(path.parent.iterdir()):
+                path.parent.rmdir()
+            changed.append(path.relative_to(base.root))
+        elif not path.is_file() or path.read_text() != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             changed.append(path.relative_to(base.root))
