@@ -24,7 +24,8 @@ always calls (CastAsCall); PCI devices are whitelisted with
 [pci]passthrough_whitelist and not tracked in placement; prep_resize does
 not check the server group policy; the API cannot unshelve to a given host
 (2.91); the fake image backend of nova 19 and 20.0.0 cannot say whether
-disks are on shared block storage.
+disks are on shared block storage; rocky and stein pin guest vCPUs to the
+host CPUs of vcpu_pin_set (train added cpu_dedicated_set).
 """
 
 import collections
@@ -33,6 +34,7 @@ import io
 
 import fixtures
 
+import nova.conf
 from nova.tests.functional import test_servers
 from nova.tests.unit import fake_notifier
 from nova.tests.unit.virt.libvirt import fake_imagebackend
@@ -45,6 +47,8 @@ except ImportError:
     fake_libvirt_utils = None
 
 __all__ = ['fakelibvirt', 'ServersTestBase']
+
+CONF = nova.conf.CONF
 
 
 class FakePCIDevice(object):
@@ -208,6 +212,12 @@ class ServersTestBase(test_servers.ServersTestBase):
                 bus=bus, slot=slot, vendor_id=self.PCI_VENDOR_ID,
                 product_id=self.PCI_PRODUCT_ID)
         return pci_info
+
+    def _dedicate_host_cpus(self, cpus):
+        """Before train (cpu_dedicated_set): vcpu_pin_set."""
+        if hasattr(CONF.compute, 'cpu_dedicated_set'):
+            return super(ServersTestBase, self)._dedicate_host_cpus(cpus)
+        self.flags(vcpu_pin_set=cpus)
 
     def _resource_tracker(self, hostname):
         manager = self.computes[hostname].manager
