@@ -136,7 +136,10 @@ def inc(rows, failures, cores):
         render(rows),
         '',
     ]
-    if not failures:
+    if all(row[3] == NOT_RUN for row in rows[1:]):
+        text.append('No suite has run yet: ``nova-fork gate --all --only '
+                    'unit,functional``.')
+    elif not failures:
         text.append('No test failed in the suites run.')
     else:
         text += ['The tests that failed, by line and suite:', '']

@@ -91,7 +91,8 @@ class TableTest(testtools.TestCase):
                                                        'report_level': 2})
         self.assertIn(b'unit (py27)', html)
         self.assertIn(b'not run', html)
-        self.assertIn('No test failed', gatetable.inc(table[:2], [], 1))
+        self.assertIn('No test failed', gatetable.inc(table[:4], [], 1))
+        self.assertIn('No suite has run yet', gatetable.inc(table[:2], [], 1))
 
 
 class WriteTest(testtools.TestCase):
