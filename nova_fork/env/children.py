@@ -82,7 +82,13 @@ def stop(pid=None, grace=GRACE):
         if not left or time.monotonic() >= deadline:
             break
         time.sleep(0.1)
-    _signal(sorted(seen & set(_parents())), signal.SIGKILL)
+    left = seen & set(_parents())
+    _signal(sorted(left), signal.SIGKILL)
+    # SIGKILL is delivered at once, the process is gone a moment later
+    deadline = time.monotonic() + 2.0
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left &= set(_parents())
     return sorted(seen)
 
 
