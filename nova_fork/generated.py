@@ -48,21 +48,22 @@ def commit_of(root):
     return proc.stdout.strip() + ('-dirty' if dirty_files(root) else '')
 
 
-def refuse_dirty(root, inc, then=''):
+def refuse_dirty(root, inc, then='', doing=None):
     """Raise DirtyCheckout when the checkout has changes; its commit.
 
     inc: the fragment that is not written (for the message); then: what
-    to run once the changes are committed.
+    to run once the changes are committed; doing: what is refused, if not
+    writing inc.
     """
     dirty = dirty_files(root)
     if dirty:
         shown = ', '.join(dirty[:3]) + (
             ' and %d more' % (len(dirty) - 3) if len(dirty) > 3 else '')
         raise errors.DirtyCheckout(
-            'not writing %s: the checkout has uncommitted changes (%s), so '
-            'no commit of the project made it; commit them first%s' % (
-                inc.as_posix() if isinstance(inc, pathlib.PurePath)
-                else inc, shown, then))
+            '%s: the checkout has uncommitted changes (%s), and a table of '
+            'the docs names the commit it was made at; commit them first%s'
+            % (doing or 'not writing %s' % pathlib.PurePath(inc).as_posix(),
+               shown, then))
     return commit_of(root)
 
 

@@ -47,6 +47,9 @@ def _lines(args, root):
             raise errors.UsageError('--all runs every line: give no line '
                                     'too')
         return list(config.load_bases(root))
+    if not args.series:
+        raise errors.UsageError('name a line (%s), or give --all or --table'
+                                % ', '.join(config.load_bases(root)))
     return [options.line(args, root).series]
 
 
@@ -66,9 +69,11 @@ def gate_cmd(args, root):
     # the whole suites of the forks are the docs' table's rows: they run
     # from a checkout whose commit their records can name
     rows = not args.pristine and not selections
-    commit = (generated.refuse_dirty(
-        root, gatetable.INC, ', or narrow the run (--select, --pristine)')
-        if rows else None)
+    commit = generated.refuse_dirty(
+        root, gatetable.INC, ', or narrow the run (--select, --pristine)',
+        'not running the whole suites of %s (rows of %s)' % (
+            'every line' if args.all else lines[0],
+            gatetable.INC.as_posix())) if rows else None
     start = time.monotonic()
     failed, broken = [], []
     for line in lines:

@@ -64,6 +64,7 @@ class GeneratedTest(testtools.TestCase):
         self.assertEqual(2, exc.exit_code)
         self.assertEqual(
             'not writing doc/source/generated/x.inc: the checkout has '
-            'uncommitted changes (bases.ini, f0, f1 and 3 more), so no '
-            'commit of the project made it; commit them first, then x',
+            'uncommitted changes (bases.ini, f0, f1 and 3 more), and a table '
+            'of the docs names the commit it was made at; commit them '
+            'first, then x',
             str(exc))
