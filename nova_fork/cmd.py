@@ -37,8 +37,8 @@ from nova_fork import progress
 # In the order of --help.  Each module has HELP, add_arguments(parser) and
 # NAME_cmd(args, root), NAME being the module's (and the command's) name.
 COMMANDS = (build, venv, lock, test, lint, tox, gate, export, sdist, review,
-            lines, releases, refresh, backport, follow, check, reproduce, mutants,
-            libvirt, debian, matrix, sweep)
+            lines, releases, refresh, backport, follow, check, reproduce,
+            mutants, libvirt, debian, matrix, sweep)
 
 
 def name_of(command):

@@ -39,7 +39,7 @@ PICKED_RE = re.compile(r'^\(cherry picked from commit [0-9a-f]{40}\)\n?',
 REGRESSIONS = 'nova/tests/functional/regressions/'
 NOTES = 'releasenotes/notes/'
 BUG_URL = 'https://bugs.launchpad.net/nova/+bug/%s'
-# The owner the fork's commits give their FIXME, NOTE and TODO comments
+# The owner the fork's commits give their FIXME, NOTE and to-do comments
 # (the local part of the commits' fixed e-mail): in the series for Gerrit
 # they name the uploader, by the IRC nick that --nick or git config gives.
 FORK_OWNER = gitutils.EMAIL.partition('@')[0]

@@ -141,9 +141,11 @@ def _message(tree, commit):
 
 
 def _changed(old, new):
-    """Whether a commit of the line above changed: its message, or the
-    lines it adds and removes (not only their context, which the commits
-    before it may have moved)."""
+    """Whether a commit of the line above changed.
+
+    Its message, or the lines it adds and removes: not only their context,
+    which the commits before it may have moved.
+    """
     (old_commit, old_tree), (new_commit, new_tree) = old, new
     if strip_picks(_message(old_tree, old_commit)) != strip_picks(
             _message(new_tree, new_commit)):
@@ -153,11 +155,7 @@ def _changed(old, new):
 
 
 def _edited_lines(tree, commit):
-    """The commit's diff without its context: [file or +/- line].
-
-    >>> _edited_lines.__doc__ is not None
-    True
-    """
+    """The commit's diff without its context: [file or +/- line]."""
     diff = gitutils.git(tree, 'show', '--format=', '--no-renames', '-U0',
                         commit).stdout
     return [line for line in diff.splitlines()
@@ -254,9 +252,10 @@ def plan(base, tree, old, new, added):
         commit, source_tree = new[key]
         gitutils.git(tree, 'fetch', '-q', '--no-tags', str(source_tree),
                      commit)
-        todo.append('pick %s' % commit)
-        notes.append('picked: %s' % _message(source_tree, commit
-                                              ).splitlines()[0])
+        # -x: the line (cherry picked from commit X) that refresh updates
+        todo.append('exec git cherry-pick -x %s' % commit)
+        subject = _message(source_tree, commit).splitlines()[0]
+        notes.append('picked: %s' % subject)
     return todo, notes
 
 
@@ -352,7 +351,8 @@ def run_rebase(base, tree, todo):
         conflicts = gitutils.conflicts(tree)
         raise errors.PatchError(
             'following line %s stops in %s: %s; resolve it there, say in '
-            'the message what had to change, "git rebase --continue", then '
+            'the message what had to change, "git cherry-pick --continue" '
+            'if a cherry-pick stopped, "git rebase --continue", then '
             '"nova-fork refresh %s"' % (
                 base.backport_of, tree,
                 'conflicts in %s' % ', '.join(conflicts) if conflicts
