@@ -67,6 +67,8 @@ class NovaTestAPIHooks(object):
     HAS_LATE_CHECK_IN_PREP_RESIZE = True
     # Whether the API can unshelve a server to a given host (2.91).
     HAS_UNSHELVE_TO_HOST = True
+    # Whether nova can reschedule the resize of a guest with pinned CPUs.
+    CAN_RESCHEDULE_PINNED_RESIZE = True
 
     def _fake_host_info(self, ram_mb):
         return fakelibvirt.HostInfo(

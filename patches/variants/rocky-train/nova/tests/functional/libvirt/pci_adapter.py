@@ -39,6 +39,7 @@ from nova.tests.functional import test_servers
 from nova.tests.unit import fake_notifier
 from nova.tests.unit.virt.libvirt import fake_imagebackend
 from nova.tests.unit.virt.libvirt import fakelibvirt
+from nova import version
 
 try:
     # rocky and stein; train mocks libvirt_utils instead.
@@ -125,6 +126,11 @@ class ServersTestBase(test_servers.ServersTestBase):
     HAS_PCI_IN_PLACEMENT = False
     HAS_LATE_CHECK_IN_PREP_RESIZE = False
     HAS_UNSHELVE_TO_HOST = False
+    # rocky's compute cannot send the reschedule of a resize of a guest with
+    # a NUMA topology to the conductor: "Circular reference detected" in
+    # the serialization of its request (stein and train can)
+    CAN_RESCHEDULE_PINNED_RESIZE = (
+        int(version.version_string().split('.')[0]) > 18)
 
     def setUp(self):
         super(ServersTestBase, self).setUp()
@@ -200,6 +206,11 @@ class ServersTestBase(test_servers.ServersTestBase):
         host_info = fakelibvirt.HostInfo(
             cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1,
             kB_mem=ram_mb)
+        if self.numa_hosts:
+            # the fake's HostInfo has no NUMA topology by default
+            host_info.numa_topology = fakelibvirt.NUMATopology(
+                cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1,
+                kb_mem=ram_mb * 1024)
         # rocky takes the CPU count as it is given (default 2), stein and
         # train count it from the topology.
         host_info.cpus = 4
@@ -213,8 +224,15 @@ class ServersTestBase(test_servers.ServersTestBase):
                 product_id=self.PCI_PRODUCT_ID)
         return pci_info
 
+    # whether the hosts started next have a NUMA topology
+    numa_hosts = False
+
     def _dedicate_host_cpus(self, cpus):
-        """Before train (cpu_dedicated_set): vcpu_pin_set."""
+        """Before train (cpu_dedicated_set): vcpu_pin_set.
+
+        The hosts started next have a NUMA topology, to pin vCPUs on.
+        """
+        self.numa_hosts = True
         if hasattr(CONF.compute, 'cpu_dedicated_set'):
             return super(ServersTestBase, self)._dedicate_host_cpus(cpus)
         self.flags(vcpu_pin_set=cpus)

@@ -99,9 +99,14 @@ class ServersTestBase(base.ServersTestBase):
         return compute
 
     def _fake_host_info(self, ram_mb):
-        return fakelibvirt.HostInfo(
+        host_info = fakelibvirt.HostInfo(
             cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1,
             kB_mem=ram_mb)
+        # its NUMA cells take their memory from kB_mem, the MiB here
+        host_info.numa_topology = fakelibvirt.NUMATopology(
+            cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1,
+            kb_mem=ram_mb * 1024)
+        return host_info
 
     def _fake_pci_info(self, devices):
         pci_info = fakelibvirt.HostPCIDevicesInfo(
