@@ -35,7 +35,9 @@ class Report:
     def as_json(self):
         out = {'version': self.version,
                'line': self.line.series if self.line else None,
-               'has': self.has, 'needs': self.needs}
+               'has': self.has, 'needs': self.needs,
+               'n/a': [u.name for u, answer, _ in self.results
+                       if answer == units.NA]}
         if self.code is not None:
             out['path'] = str(self.code.path)
             if self.code.debian:

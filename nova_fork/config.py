@@ -23,8 +23,10 @@ BASES_FILE = 'bases.ini'
 BUG_SECTION = 'bug'
 SERIES_SECTION = 'series'
 UNIT_PREFIX = 'unit '
-# the word of a series entry that marks it for Gerrit (nova-fork review)
+# the word of a series entry that marks it for Gerrit (nova-fork review):
+# review=CHANGE for one of the line's changes, bare for the first, "move"
 REVIEW = 'review'
+DEFAULT_CHANGE = 'move'
 # What a patch with no unit may change besides nova's tests: its
 # requirements (a floor a line needs, such as yoga's oslo.concurrency).
 REQUIREMENTS = ('requirements.txt',)
@@ -52,8 +54,8 @@ class Unit:
     path: str
     functions: tuple
     # the call that shows a function lacks the unit, as a pattern (see
-    # nova_fork.units)
-    lacks: str
+    # nova_fork.units); or has (below)
+    lacks: str = ''
     # the regression tests a release lacking the unit fails, a regular
     # expression over test ids
     affects: str = ''
@@ -61,6 +63,11 @@ class Unit:
     # guest one host device twice, which real libvirt refuses (a regular
     # expression over test ids; nova-fork libvirt)
     repeats: str = ''
+    # the expression that shows a function has the unit (instead of lacks)
+    has: str = ''
+    # FILE:Class.method (FILE: the unit's by default) that a release must
+    # have for the unit to apply: the path it fixes starts there
+    since: str = ''
 
 
 # The providers of a base's interpreter (env/runtime.py), and the default.
@@ -82,9 +89,9 @@ class Commit:
     needs: tuple = ()
     # the unit of the fix this commit is; None for a commit of tests
     unit: str = None
-    # marked ``review``: part of the series written for Gerrit
-    # (nova-fork review)
-    review: bool = False
+    # the change for Gerrit the commit is part of (``review=CHANGE``;
+    # nova-fork review), '' for none
+    review: str = ''
 
     @property
     def is_patch(self):
@@ -259,10 +266,16 @@ def load_units(root):
         name = section[len(UNIT_PREFIX):].strip()
         sec = parser[section]
         try:
+            if bool(sec.get('lacks')) == bool(sec.get('has')):
+                raise errors.UsageError(
+                    '%s: [%s] needs either lacks (the call that shows a '
+                    'release lacks the unit) or has (what shows it has '
+                    'it)' % (BASES_FILE, section))
             units[name] = Unit(
                 name=name, summary=sec['summary'], path=sec['file'],
                 functions=tuple(sec['functions'].split()),
-                lacks=sec['lacks'],
+                lacks=sec.get('lacks', ''), has=sec.get('has', ''),
+                since=sec.get('since', ''),
                 # a regular expression, which may be folded over lines
                 affects=''.join(sec.get('affects', '').split()),
                 repeats=''.join(sec.get('repeats', '').split()))
@@ -431,18 +444,20 @@ def parse_series(text):
     file holding the commit message for plain new files.  ``unit=NAME``
     says which unit of the fix a patch is (every fix is one unit; a commit
     without one only adds tests); ``needs=NAME`` says it builds on another
-    unit, so a tree left without that unit cannot have it either; the
-    bare word ``review`` marks a commit of the series for Gerrit
-    (``nova-fork review``).  Other words are new files of the project,
-    added to that commit.  Blank lines and ``#`` comments are ignored.
+    unit, so a tree left without that unit cannot have it either;
+    ``review=CHANGE`` marks a commit of the change CHANGE for Gerrit
+    (``nova-fork review --change CHANGE``), the bare word ``review`` one
+    of the first change, ``move``.  Other words are new files of the
+    project, added to that commit.  Blank lines and ``#`` comments are
+    ignored.
 
     >>> parse_series('# fixes\\n0001-a.patch unit=u1 review\\n\\n'
     ...              '0002-b.msg x.py y.py\\n'
-    ...              '0003-c.patch unit=u2 needs=u1 z.yaml\\n')
+    ...              '0003-c.patch unit=u2 needs=u1 z.yaml review=lm\\n')
     ... # doctest: +NORMALIZE_WHITESPACE
-    [('0001-a.patch', (), 'u1', (), True),
-     ('0002-b.msg', ('x.py', 'y.py'), None, (), False),
-     ('0003-c.patch', ('z.yaml',), 'u2', ('u1',), False)]
+    [('0001-a.patch', (), 'u1', (), 'move'),
+     ('0002-b.msg', ('x.py', 'y.py'), None, (), ''),
+     ('0003-c.patch', ('z.yaml',), 'u2', ('u1',), 'lm')]
     """
     entries = []
     for line in text.splitlines():
@@ -452,9 +467,13 @@ def parse_series(text):
             units = [w[len('unit='):] for w in words if w.startswith('unit=')]
             needs = tuple(w[len('needs='):] for w in words
                           if w.startswith('needs='))
-            review = REVIEW in words
+            changes = [w[len(REVIEW) + 1:] for w in words
+                       if w.startswith(REVIEW + '=')]
+            review = ','.join(changes) or (
+                DEFAULT_CHANGE if REVIEW in words else '')
             files = tuple(w for w in words
-                          if not w.startswith(('unit=', 'needs=')) and
+                          if not w.startswith(('unit=', 'needs=',
+                                               REVIEW + '=')) and
                           w != REVIEW)
             entries.append((name, files, ','.join(units) or None, needs,
                             review))

@@ -2,9 +2,13 @@
 
 A unit (bases.ini, ``[unit NAME]``) names a file of nova, the functions
 there that must carry it, and a call pattern that shows a function lacks
-it.  The functions are found by name and the calls by shape with Python's
-own parser, so the answer does not depend on the lines around them: a
-release whose code moved, or was reformatted, gets the same answer.
+it (``lacks``), or an expression pattern that shows it has it (``has``).
+The functions are found by name and the calls by shape with Python's own
+parser, so the answer does not depend on the lines around them: a release
+whose code moved, or was reformatted, gets the same answer.  ``since``
+names a function (``FILE:Class.method``, the unit's file by default) that
+the path the unit fixes starts in: a release without it does not have
+that path, and the unit does not apply (``n/a``).
 
 A pattern is a Python call expression.  ``_`` matches any one argument and
 ``...`` any further arguments (keywords included); without ``...`` the call
@@ -30,6 +34,8 @@ from nova_fork import errors
 
 HAS = 'has'
 NEEDS = 'needs'
+# the release has no such path: the unit does not apply
+NA = 'n/a'
 
 
 class UnknownCode(errors.ForkError):
@@ -38,12 +44,13 @@ class UnknownCode(errors.ForkError):
     exit_code = 5
 
 
-def parse_pattern(text):
+def parse_pattern(text, call=True):
+    """The AST of a pattern: a call, or with call False any expression."""
     try:
         node = ast.parse(text.strip(), mode='eval').body
     except SyntaxError:
         node = None
-    if not isinstance(node, ast.Call):
+    if node is None or (call and not isinstance(node, ast.Call)):
         raise errors.UsageError('a unit\'s "lacks" must be a call such as '
                                 '"self.f(_, self.instance, ...)", not %r'
                                 % text)
@@ -90,7 +97,7 @@ def matches(call, pattern):
     >>> matches(c('self.g(d, old=x, new=y)'), p)
     False
     """
-    if _dump(call.func) != _dump(pattern.func):
+    if not same(call.func, pattern.func):
         return False
     args = list(pattern.args)
     rest = bool(args) and _is_rest(args[-1])
@@ -103,12 +110,45 @@ def matches(call, pattern):
                      set(given) != {kw.arg for kw in pattern.keywords}):
         return False
     for got, want in zip(call.args, args):
-        if not _is(want, '_') and _dump(got) != _dump(want):
+        if not same(got, want):
             return False
     for kw in pattern.keywords:
-        if kw.arg not in given:
+        if kw.arg not in given or not same(given[kw.arg], kw.value):
             return False
-        if not _is(kw.value, '_') and _dump(given[kw.arg]) != _dump(kw.value):
+    return True
+
+
+def same(node, pattern):
+    """True when node has the shape of pattern, any expression.
+
+    ``_`` stands for any node; a call is matched as matches() does.
+
+    >>> e = lambda text: ast.parse(text, mode='eval').body
+    >>> same(e('a or i.reqs.requests'), e('_ or i.reqs.requests'))
+    True
+    >>> same(e('a or i.reqs'), e('_ or i.reqs.requests'))
+    False
+    >>> same(e('self.c[u].extend(d)'), e('self.c[_].extend(_)'))
+    True
+    """
+    if _is(pattern, '_'):
+        return True
+    if isinstance(pattern, ast.Call):
+        return isinstance(node, ast.Call) and matches(node, pattern)
+    if type(node) is not type(pattern):
+        return False
+    for field, want in ast.iter_fields(pattern):
+        if field == 'ctx':
+            continue
+        got = getattr(node, field, None)
+        if isinstance(want, list):
+            if not isinstance(got, list) or len(got) != len(want) or \
+                    not all(same(g, w) for g, w in zip(got, want)):
+                return False
+        elif isinstance(want, ast.AST):
+            if not isinstance(got, ast.AST) or not same(got, want):
+                return False
+        elif got != want:
             return False
     return True
 
@@ -127,22 +167,44 @@ def find_functions(module, qualnames):
     return found
 
 
-def verdict(unit, source):
-    """(HAS or NEEDS, detail) for a unit, from the source of its file.
+def since(unit):
+    """(file, Class.method) of the unit's since, or None."""
+    if not unit.since:
+        return None
+    path, _, name = unit.since.rpartition(':')
+    return path or unit.path, name
 
-    Raises UnknownCode when the file has none of the unit's functions, or
-    they make no call of the pattern's callee: then the code is not what
-    the unit knows how to read, and no answer is better than a guess.
-    """
-    pattern = parse_pattern(unit.lacks)
+
+def _parse(path, source):
     try:
-        module = ast.parse(source)
+        return ast.parse(source)
     except SyntaxError as exc:
-        raise UnknownCode('%s does not parse (%s)' % (unit.path, exc))
+        raise UnknownCode('%s does not parse (%s)' % (path, exc))
+
+
+def verdict(unit, source, sources=None):
+    """(HAS, NEEDS or NA, detail) for a unit, from the source of its file.
+
+    sources: {path: source} of the other files its since names.  Raises
+    UnknownCode when the file has none of the unit's functions, or they
+    make no call of the pattern's callee: then the code is not what the
+    unit knows how to read, and no answer is better than a guess.
+    """
+    start = since(unit)
+    if start:
+        path, name = start
+        text = source if path == unit.path else (sources or {}).get(path)
+        if text is None or not find_functions(_parse(path, text), [name]):
+            return NA, 'no %s in %s: the release has no such path' % (
+                name, path)
+    module = _parse(unit.path, source)
     functions = find_functions(module, unit.functions)
     if not functions:
         raise UnknownCode('%s has none of %s' % (
             unit.path, ', '.join(unit.functions)))
+    if unit.has:
+        return _has(unit, functions)
+    pattern = parse_pattern(unit.lacks)
     lacking, calls = [], 0
     for name, func in sorted(functions.items()):
         for node in ast.walk(func):
@@ -158,6 +220,17 @@ def verdict(unit, source):
         return NEEDS, 'calls %s in %s' % (
             ast.unparse(pattern), ', '.join(lacking))
     return HAS, 'in %s' % ', '.join(sorted(functions))
+
+
+def _has(unit, functions):
+    pattern = parse_pattern(unit.has, call=False)
+    for name, func in sorted(functions.items()):
+        for node in ast.walk(func):
+            if same(node, pattern):
+                return HAS, '%s in %s line %d' % (
+                    ast.unparse(pattern), name, node.lineno)
+    return NEEDS, 'no %s in %s' % (ast.unparse(pattern),
+                                   ', '.join(sorted(functions)))
 
 
 def read_tree(tree, unit):
@@ -181,19 +254,24 @@ def read_sdist(sdist, paths):
     return found
 
 
+def paths(units):
+    """The files of nova the units read: theirs and those of since."""
+    return {u.path for u in units.values()} | {
+        since(u)[0] for u in units.values() if u.since}
+
+
 def survey(units, sources):
     """[(unit, verdict, detail)] for every unit, from {path: source}."""
     results = []
     for unit in units.values():
         if unit.path not in sources:
             raise UnknownCode('the release has no %s' % unit.path)
-        results.append((unit,) + verdict(unit, sources[unit.path]))
+        results.append((unit,) + verdict(unit, sources[unit.path], sources))
     return results
 
 
 def of_sdist(units, sdist):
-    return survey(units, read_sdist(sdist, {u.path for u in
-                                            units.values()}))
+    return survey(units, read_sdist(sdist, paths(units)))
 
 
 def of_release(units, version, sdist):
@@ -206,8 +284,14 @@ def of_release(units, version, sdist):
 
 
 def of_tree(units, tree):
-    return survey(units, {u.path: read_tree(tree, u) for u in
-                          units.values()})
+    sources = {}
+    for path in paths(units):
+        if (tree / path).is_file():
+            sources[path] = (tree / path).read_text()
+    for unit in units.values():
+        if unit.path not in sources:
+            read_tree(tree, unit)
+    return survey(units, sources)
 
 
 def lacking(results):

@@ -23,8 +23,8 @@ from nova_fork.tree import gitutils
 
 # Nova's limit on a commit's subject (its HACKING and git-review's hook)
 SUBJECT_MAX = 50
-# where the report of the move path's bug is, to file before --bug
-MOVE_REPORT = 'doc/source/bug-report-move.rst'
+# where the report of a change's bug is, to file before --bug
+REPORT = 'doc/source/bug-report-%s.rst'
 # the fixed flags of export, but numbered ([PATCH n/m]) as a series to mail
 FORMAT_PATCH_FLAGS = tuple(
     f for f in gitutils.FORMAT_PATCH_FLAGS if f != '-N') + ('--numbered',)
@@ -56,10 +56,22 @@ class Result:
     notes: list
     # the gate of each commit alone: [(subject, {check: Cell})]
     gate: list = dataclasses.field(default_factory=list)
+    # the lines each commit adds, in order
+    added: list = dataclasses.field(default_factory=list)
 
 
-def review_dir(root, series):
-    return pathlib.Path(root) / 'dist' / 'review' / series
+def label(series, change=config.DEFAULT_CHANGE):
+    """LINE for the first change, LINE-CHANGE for the others.
+
+    >>> label('master'), label('master', 'live-migration')
+    ('master', 'master-live-migration')
+    """
+    return series if change == config.DEFAULT_CHANGE else '%s-%s' % (
+        series, change)
+
+
+def review_dir(root, series, change=config.DEFAULT_CHANGE):
+    return pathlib.Path(root) / 'dist' / 'review' / label(series, change)
 
 
 def bug_number(text):
@@ -167,8 +179,8 @@ def resolve_onto(text):
     return gitdir, ref, proc.stdout.strip()
 
 
-def review_commits(base, tree):
-    """[(Commit, commit id)] of the tree's commits marked review.
+def review_commits(base, tree, change=config.DEFAULT_CHANGE):
+    """[(Commit, commit id)] of the tree's commits of the change.
 
     The tree has one commit per series entry the release gets, in order
     (build.select), on the pristine import tagged with the version.
@@ -184,18 +196,29 @@ def review_commits(base, tree):
             'again' % (tree, len(ids), base.nova, len(commits), base.series))
     got = {c.number for c in commits}
     for commit in base.commits():
-        if commit.review and commit.number not in got:
+        if commit.review == change and commit.number not in got:
             raise errors.UsageError(
                 '%s: entry %d (%s) is marked review, but nova %s has its '
                 'unit %s; only the commits the release gets can be '
                 'reviewed' % (base.patches / 'series', commit.number,
                               commit.name, base.nova, commit.unit))
-    picked = [(c, i) for c, i in zip(commits, ids) if c.review]
+    picked = [(c, i) for c, i in zip(commits, ids) if c.review == change]
     if not picked:
+        changes = sorted({c.review for c in base.commits() if c.review})
         raise errors.UsageError(
-            '%s marks no entry review: add the word review to the entries '
-            'that go to Gerrit' % (base.patches / 'series'))
+            '%s marks no entry %s: add the word %s to the entries that go '
+            'to Gerrit%s' % (
+                base.patches / 'series', word(change), word(change),
+                ' (its changes: %s)' % ', '.join(changes) if changes
+                else ''))
     return picked
+
+
+def word(change):
+    """The word of a series entry that marks it for change."""
+    if change == config.DEFAULT_CHANGE:
+        return config.REVIEW
+    return '%s=%s' % (config.REVIEW, change)
 
 
 def check_messages(tree, picked):
@@ -396,33 +419,35 @@ def check_onto(gitdir, ref, sha, patches, tmp):
         gitutils.git(gitdir, 'worktree', 'prune', check=False)
 
 
-def review(base, bug=None, onto=None, cwd=None, gate=True, nick_=None):
-    """Write the line's review series to dist/review/LINE; a Result.
+def review(base, bug=None, onto=None, cwd=None, gate=True, nick_=None,
+           change=config.DEFAULT_CHANGE):
+    """Write a change of the line to dist/review/LABEL; a Result.
 
     With gate, each commit is first checked alone (commitgate); nothing
     is written when one fails (Result.dest is None).
     """
     new_bug = bug_number(bug)
     bug_id = config.load_bug(base.root).id
+    report = REPORT % change
     if new_bug == bug_id:
         raise errors.UsageError(
             '--bug %s is the bug of the build path, which upstream fixed; '
-            'file the move path as its own bug (%s) and give its number' % (
-                bug, MOVE_REPORT))
+            'file the path of the change as its own bug (%s) and give its '
+            'number' % (bug, report))
     who = identity(cwd)
     owner = nick(nick_, cwd)
     target = resolve_onto(onto) if onto else None
     tree = build.build(base)
-    picked = review_commits(base, tree)
+    picked = review_commits(base, tree, change)
     check_messages(tree, picked)
-    notes = ['%d commit(s) marked review, subjects of at most %d '
-             'characters: %s' % (len(picked), SUBJECT_MAX, ', '.join(
-                 str(c.number) for c, _ in picked)),
+    notes = ['%d commit(s) marked %s, subjects of at most %d '
+             'characters: %s' % (len(picked), word(change), SUBJECT_MAX,
+                                 ', '.join(str(c.number) for c, _ in picked)),
              'author and Signed-off-by: %s' % who,
              'the owner of its FIXME and NOTE comments: %s' % owner]
-    dest = review_dir(base.root, base.series)
+    dest = review_dir(base.root, base.series, change)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    partial = dest.parent / ('.%s.partial' % base.series)
+    partial = dest.parent / ('.%s.partial' % dest.name)
     shutil.rmtree(partial, ignore_errors=True)
     rows = []
     try:
@@ -434,8 +459,9 @@ def review(base, bug=None, onto=None, cwd=None, gate=True, nick_=None):
                 notes.append('named after bug %s: %s (the fork\'s %s)' % (
                     new_bug, new, old))
             patches = format_patch(tmp / 'work', base.nova, partial)
-            notes.append('%d line(s) added by the series' % added_lines(
-                tmp / 'work', base.nova))
+            added = added_lines(tmp / 'work', base.nova)
+            notes.append('%d line(s) added by the series (%s)' % (
+                sum(added), ', '.join(str(n) for n in added)))
             check_pristine(base, patches, tmp)
             notes.append('applies onto nova %s (the pristine release)' %
                          base.nova)
@@ -447,7 +473,7 @@ def review(base, bug=None, onto=None, cwd=None, gate=True, nick_=None):
             if gate:
                 rows = commitgate.gate(base, tmp / 'work', base.nova)
         if commitgate.failed(rows):
-            return Result(None, notes, rows)
+            return Result(None, notes, rows, added)
         if dest.exists():
             shutil.rmtree(dest)
         partial.rename(dest)
@@ -458,15 +484,18 @@ def review(base, bug=None, onto=None, cwd=None, gate=True, nick_=None):
                      '#%s, and Related-Bug: #%s; the other commits '
                      'Related-Bug: #%s' % (new_bug, new_bug, bug_id, new_bug))
     else:
-        notes.append('the commits say only Related-Bug: #%s: file the move '
-                     'path as its own bug (the report is %s), then run '
-                     'again with --bug N' % (bug_id, MOVE_REPORT))
-    return Result(dest, notes, rows)
+        notes.append('the commits say only Related-Bug: #%s: file the path '
+                     'of the change as its own bug (the report is %s), then '
+                     'run again with --bug N' % (bug_id, report))
+    return Result(dest, notes, rows, added)
 
 
 def added_lines(work, tag):
-    """The lines the series' commits add, summed over the commits."""
-    stat = gitutils.out(work, 'log', '--format=', '--numstat',
-                        '%s..HEAD' % tag)
-    return sum(int(line.split()[0]) for line in stat.splitlines()
-               if line.split() and line.split()[0].isdigit())
+    """[the lines each commit of the series adds], in order."""
+    added = []
+    for commit in gitutils.out(work, 'rev-list', '--reverse',
+                               '%s..HEAD' % tag).split():
+        stat = gitutils.out(work, 'show', '--format=', '--numstat', commit)
+        added.append(sum(int(line.split()[0]) for line in stat.splitlines()
+                         if line.split() and line.split()[0].isdigit()))
+    return added

@@ -168,20 +168,22 @@ def failed(rows):
             for check in CHECKS if not cells[check].ok]
 
 
-def render(rows):
+def render(rows, added=None):
     """An RST simple table: a commit a row, a check a column.
+
+    added: the lines each commit adds, a column of its own if given.
 
     >>> print(render([('Fix it', {'pep8': Cell(True, 'ok, 1 file(s)'),
     ...                          'unit': Cell(False, '1 of 2 failed: x'),
-    ...                          'reproducer': Cell(True, '2 pass')})]))
-    =  ======  =============  ======================  ==========
-    #  commit  pep8           unit                    reproducer
-    =  ======  =============  ======================  ==========
-    1  Fix it  ok, 1 file(s)  FAIL: 1 of 2 failed: x  2 pass
-    =  ======  =============  ======================  ==========
+    ...                          'reproducer': Cell(True, '2 pass')})], [7]))
+    =  ======  =====  =============  ======================  ==========
+    #  commit  added  pep8           unit                    reproducer
+    =  ======  =====  =============  ======================  ==========
+    1  Fix it  7      ok, 1 file(s)  FAIL: 1 of 2 failed: x  2 pass
+    =  ======  =====  =============  ======================  ==========
     """
-    header = ['#', 'commit'] + list(CHECKS)
-    body = [[str(n), subject] + [
+    header = ['#', 'commit'] + (['added'] if added else []) + list(CHECKS)
+    body = [[str(n), subject] + ([str(added[n - 1])] if added else []) + [
         cells[c].text if cells[c].ok else 'FAIL: %s' % cells[c].text
         for c in CHECKS] for n, (subject, cells) in enumerate(rows, start=1)]
     widths = [max(len(r[i]) for r in [header] + body)

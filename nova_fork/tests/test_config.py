@@ -13,12 +13,12 @@ class ConfigTest(testtools.TestCase):
 
     def test_parse_series(self):
         self.assertEqual(
-            [('0001-a.patch', (), 'u1', (), False),
-             ('0002-b.msg', ('x.py', 'y.py'), None, (), True),
-             ('0003-c.patch', (), 'u2', ('u1',), False)],
+            [('0001-a.patch', (), 'u1', (), ''),
+             ('0002-b.msg', ('x.py', 'y.py'), None, (), 'move'),
+             ('0003-c.patch', (), 'u2', ('u1',), 'lm')],
             config.parse_series('# c\n0001-a.patch unit=u1\n\n'
                                 '0002-b.msg review x.py y.py\n'
-                                '0003-c.patch needs=u1 unit=u2'))
+                                '0003-c.patch needs=u1 unit=u2 review=lm'))
 
     def series_says(self, old, new):
         project = self.useFixture(fakes.FakeProject())

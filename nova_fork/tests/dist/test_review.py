@@ -99,9 +99,10 @@ class ReviewTest(testtools.TestCase):
                          self.trailers(claims))
         self.assertIn('nova/tests/test_fake.py', tests)
         self.assertIn('applies onto nova 1.0.0 (the pristine release)', out)
-        self.assertIn('Related-Bug: #1860555: file the move path as its own '
-                      'bug (the report is doc/source/bug-report-move.rst), '
-                      'then run again with --bug N', out)
+        self.assertIn('Related-Bug: #1860555: file the path of the change as '
+                      'its own bug (the report is '
+                      'doc/source/bug-report-move.rst), then run again with '
+                      '--bug N', out)
         self.assertEqual(str(self.dest), out.splitlines()[-1])
         self.assertEqual([], list(self.dest.parent.glob('.*')))
 
@@ -215,7 +216,7 @@ class ReviewTest(testtools.TestCase):
         for bug in ('0', 'abc', '-3', '#12'):
             self.assert_fails(2, 'a positive integer, not %r' % bug,
                               ['--bug=%s' % bug])
-        self.assert_fails(2, 'file the move path as its own bug',
+        self.assert_fails(2, 'file the path of the change as its own bug',
                           ['--bug', '1860555'])
         self.assertFalse((self.root / 'dist').exists())
 
@@ -228,6 +229,26 @@ class ReviewTest(testtools.TestCase):
         self.assert_fails(5, 'entry 1 (0003-Add-tests.msg): its subject is '
                              "51 characters, more than nova's 50")
         self.assertEqual(old, self.patch_texts())
+
+    def test_a_second_change(self):
+        series = self.root / 'patches' / 'fake' / 'series'
+        series.write_text(series.read_text().replace(
+            'unit=free-instance', 'unit=free-instance review=lm'))
+        code, out, err = self.run_review('--change', 'lm')
+        self.assertEqual((0, ''), (code, err))
+        dest = review.review_dir(self.root, 'fake', 'lm')
+        self.assertEqual(self.root / 'dist' / 'review' / 'fake-lm', dest)
+        self.assertEqual(['0001-Fix-manager.patch'],
+                         sorted(p.name for p in dest.iterdir()))
+        self.assertIn('1 commit(s) marked review=lm', out)
+        self.assertIn('the report is doc/source/bug-report-lm.rst', out)
+        # the first change is the entries that say review, as before
+        self.assertEqual(0, self.run_review()[0])
+        self.assertEqual(2, len(self.patch_texts()))
+        self.assert_fails(2, 'marks no entry review=nosuch: add the word '
+                             'review=nosuch to the entries that go to '
+                             'Gerrit (its changes: lm, move)',
+                          ['--change', 'nosuch'])
 
     def test_no_entry_marked(self):
         series = self.root / 'patches' / 'fake' / 'series'
@@ -289,7 +310,7 @@ class ReviewTest(testtools.TestCase):
 
     def test_series_word_review_is_no_file(self):
         commits = config.get_base(self.root, 'fake').commits()
-        self.assertEqual([(('nova/tests/test_fake.py',), True),
-                          ((), True),
-                          (('releasenotes/notes/fake.yaml',), False)],
+        self.assertEqual([(('nova/tests/test_fake.py',), 'move'),
+                          ((), 'move'),
+                          (('releasenotes/notes/fake.yaml',), '')],
                          [(c.files, c.review) for c in commits])
