@@ -35,9 +35,11 @@ class Report:
     def as_json(self):
         out = {'version': self.version,
                'line': self.line.series if self.line else None,
-               'has': self.has, 'needs': self.needs,
-               'n/a': [u.name for u, answer, _ in self.results
-                       if answer == units.NA]}
+               'has': self.has, 'needs': self.needs}
+        na = [u.name for u, answer, _ in self.results if answer == units.NA]
+        if na:
+            # the units whose path the release does not have
+            out['n/a'] = na
         if self.code is not None:
             out['path'] = str(self.code.path)
             if self.code.debian:
