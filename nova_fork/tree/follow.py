@@ -314,6 +314,8 @@ def add_entries(base, source, old, new):
     line_of = {line.split()[0]: line.strip() for line in
                (source.patches / 'series').read_text().splitlines()
                if line.split() and not line.startswith('#')}
+    numbers = [entry.number for entry in base.commits(check_files=False)]
+    number = max(numbers or [0])
     lines, keys, written = [], [], []
     for entry in source.commits(check_files=False):
         key = cherrypick.change_key(entry.path.read_text())
@@ -321,9 +323,12 @@ def add_entries(base, source, old, new):
             continue
         if entry.unit and entry.unit not in lacking:
             continue
-        lines.append(line_of[entry.name])
+        # numbered after the line's own entries
+        number += 1
+        name = renumbered(entry.name, number)
+        lines.append(line_of[entry.name].replace(entry.name, name, 1))
         keys.append(key)
-        dest = base.patches / entry.name
+        dest = base.patches / name
         dest.write_text(entry.path.read_text())
         written.append(dest.relative_to(base.root))
     if lines:
@@ -331,6 +336,15 @@ def add_entries(base, source, old, new):
                           '\n'.join(lines) + '\n')
         written.append(series.relative_to(base.root))
     return keys, written
+
+
+def renumbered(name, number):
+    """An entry's file name with another number.
+
+    >>> renumbered('0006-Fix-it.patch', 8)
+    '0008-Fix-it.patch'
+    """
+    return '%04d-%s' % (number, name.split('-', 1)[1])
 
 
 def run_rebase(base, tree, todo):

@@ -95,14 +95,16 @@ class FollowTest(testtools.TestCase):
 
     def test_a_commit_the_line_above_gained_is_picked(self):
         fake = self.root / 'patches' / 'fake'
-        (fake / '0004-More-tests.msg').write_text(
+        # numbered as the line above numbers it (after commits old lacks)
+        (fake / '0009-More-tests.msg').write_text(
             'Add more tests\n\nChange-Id: I%s\n' % ('4' * 40))
         (self.root / 'nova' / 'tests' / 'test_more.py').write_text('# more\n')
         series = fake / 'series'
         series.write_text(series.read_text() +
-                          '0004-More-tests.msg nova/tests/test_more.py\n')
+                          '0009-More-tests.msg nova/tests/test_more.py\n')
         notes, _ = follow.follow(self.old)
         self.assertEqual(['picked: Add more tests'], notes)
+        # numbered after old's own entries
         self.assertIn('0004-More-tests.msg nova/tests/test_more.py',
                       self.patch('old', 'series'))
         self.assertIn('(cherry picked from commit',
