@@ -29,6 +29,7 @@ from nova_fork.commands import sweep
 from nova_fork.commands import test
 from nova_fork.commands import tox
 from nova_fork.commands import venv
+from nova_fork.commands import zuul
 from nova_fork import config
 from nova_fork.env import children
 from nova_fork import errors
@@ -38,7 +39,7 @@ from nova_fork import progress
 # NAME_cmd(args, root), NAME being the module's (and the command's) name.
 COMMANDS = (build, venv, lock, test, lint, tox, gate, export, sdist, review,
             lines, releases, refresh, backport, follow, check, reproduce,
-            mutants, libvirt, debian, matrix, sweep)
+            mutants, libvirt, debian, matrix, sweep, zuul)
 
 
 def name_of(command):

@@ -14,10 +14,8 @@ import dataclasses
 import os
 import pathlib
 
-from nova_fork.env import chroot
 from nova_fork import errors
-from nova_fork.tree import detect
-from nova_fork.tree import index
+from nova_fork import facts
 
 BASES_FILE = 'bases.ini'
 BUG_SECTION = 'bug'
@@ -71,7 +69,8 @@ class Unit:
 
 
 # The providers of a base's interpreter (env/runtime.py), and the default.
-RUNTIMES = ('path', 'pyenv') + tuple('debian:%s' % s for s in chroot.SUITES)
+RUNTIMES = ('path', 'pyenv', 'uv') + tuple(
+    'debian:%s' % s for s in facts.SUITES)
 DEFAULT_RUNTIME = ('path', 'pyenv')
 
 
@@ -126,7 +125,7 @@ class Base:
     backport_of: str = ''
     setenv: tuple = ()
     # where the interpreter comes from, in the order to try: words among
-    # path, pyenv and debian:SUITE (see env/runtime.py)
+    # path, pyenv, uv and debian:SUITE (see env/runtime.py)
     runtime: tuple = DEFAULT_RUNTIME
     # where the line's variants of the project's new files are (None: the
     # files/ folder of its patches)
@@ -183,12 +182,12 @@ class Base:
         releases that take the same backport share a folder named for the
         first and the last of them, patches/LINE/FIRST..LAST.
         """
-        here = index.version_key(self.nova)
+        here = facts.version_key(self.nova)
         for folder in sorted(self.patches.glob('[0-9]*')):
             first, _, last = folder.name.partition('..')
             try:
-                if folder.is_dir() and (index.version_key(first) <= here <=
-                                        index.version_key(last or first)):
+                if folder.is_dir() and (facts.version_key(first) <= here <=
+                                        facts.version_key(last or first)):
                     return folder
             except ValueError:
                 continue  # not named for releases
@@ -495,7 +494,7 @@ def read_series(path, root, check_files=True, variants=None):
         if name.endswith('.msg') and not files:
             raise errors.UsageError('%s is a message with no files' % where)
         if name.endswith('.patch') and unit is None and check_files:
-            code = [f for f in detect.patch_files(
+            code = [f for f in facts.changed_files(
                 (path.parent / name).read_text())
                 if not f.startswith('nova/tests/') and f not in REQUIREMENTS]
             if code:

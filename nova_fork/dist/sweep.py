@@ -24,6 +24,7 @@ import shutil
 from nova_fork import config
 from nova_fork.dist import export
 from nova_fork import errors
+from nova_fork import facts
 from nova_fork import progress
 from nova_fork.proof import matrix
 from nova_fork.proof import prove
@@ -62,11 +63,11 @@ def releases(root, first=FIRST, last=LAST):
     """[(release, its line's Base)], oldest first, from the index."""
     lines = {int(b.default_nova.split('.')[0]): b
              for b in config.load_bases(root).values()}
-    low, high = index.version_key(first), index.version_key(last)
-    return [(v, lines[index.version_key(v)[0]])
+    low, high = facts.version_key(first), facts.version_key(last)
+    return [(v, lines[facts.version_key(v)[0]])
             for v in index.finals(index.read())
-            if low <= index.version_key(v) <= high and
-            index.version_key(v)[0] in lines]
+            if low <= facts.version_key(v) <= high and
+            facts.version_key(v)[0] in lines]
 
 
 def sweep_one(line, version):

@@ -21,14 +21,12 @@ import signal
 import subprocess
 
 from nova_fork import errors
+from nova_fork import facts
 
 MIRROR = 'http://deb.debian.org/debian'
-# The interpreters each suite packages; the last one is its python3.
-SUITES = {
-    'bullseye': ('python2.7', 'python3.9'),
-    'bookworm': ('python3.11',),
-    'trixie': ('python3.13',),
-}
+# The interpreters each suite packages; the last one is its python3
+# (a fact config shares: nova_fork/facts.py).
+SUITES = facts.SUITES
 # Besides the interpreter and its headers: python3 (it runs virtualenv for
 # Python 2.7), a compiler and libc headers for the sdists that build C
 # code, CA certificates and git.

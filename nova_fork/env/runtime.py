@@ -8,6 +8,10 @@ interpreter (``python``) to try; the first that works is used:
     version selected does not count);
 ``pyenv``
     the newest matching version under $PYENV_ROOT (or ~/.pyenv)/versions;
+``uv``
+    a uv-managed interpreter (``uv python find``), installed with ``uv
+    python install`` where there is none and uv may download (uv on PATH,
+    or the one the tool installs for venvs, .venvs/_uv);
 ``debian:SUITE``
     a Debian root of that suite (chroot.SUITES says which interpreters
     each has), made with debootstrap on first use.
@@ -23,13 +27,18 @@ import pathlib
 import re
 import shutil
 import subprocess
+import tempfile
 
 from nova_fork.env import chroot
 from nova_fork import errors
 
 PATH = 'path'
 PYENV = 'pyenv'
+UV = 'uv'
 DEBIAN = 'debian:'
+# Where the tool installs uv for its venvs (venv.uv), relative to the
+# project: the uv provider's second choice after PATH.
+UV_OF_THE_TOOL = pathlib.PurePath('.venvs', '_uv', 'bin', 'uv')
 # The virtualenv that makes Python 2.7 environments, and where a Debian
 # root has it (for its python3, on PYTHONPATH).
 VIRTUALENV = chroot.VIRTUALENV
@@ -181,6 +190,70 @@ def _short(folder):
     return folder
 
 
+def uv_executable(root):
+    """uv on PATH, or the tool's own (.venvs/_uv); None if neither."""
+    found = shutil.which('uv')
+    if found:
+        return found
+    local = pathlib.Path(root) / UV_OF_THE_TOOL
+    return str(local) if local.is_file() else None
+
+
+def _uv(exe, *args):
+    """Run uv ARGS, away from any project or active venv of the caller.
+
+    ``uv python find`` looks in an active venv and in ./.venv first; the
+    provider wants uv's own installations only.
+    """
+    env = dict(os.environ)
+    env.pop('VIRTUAL_ENV', None)
+    try:
+        return subprocess.run([exe] + list(args), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env,
+                              cwd=tempfile.gettempdir())
+    except OSError as exc:
+        return subprocess.CompletedProcess([exe], 127, '', str(exc))
+
+
+def _uv_find(exe, version):
+    """The uv-managed interpreter of version, or None."""
+    proc = _uv(exe, 'python', 'find', '--no-project',
+               '--python-preference', 'only-managed', version)
+    found = proc.stdout.strip().splitlines()
+    return found[-1] if proc.returncode == 0 and found else None
+
+
+def _last_line(text):
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else 'no message'
+
+
+def _with_uv(base):
+    """A uv-managed interpreter; uv installs it where it has none."""
+    version = version_of(base.python)
+    if not version or _as_tuple(version) < (3,):
+        return None, 'uv has no Python %s' % (version or base.python)
+    exe = uv_executable(base.root)
+    if not exe:
+        return None, 'no uv on PATH or in %s' % UV_OF_THE_TOOL.parent.parent
+    found = _uv_find(exe, version)
+    if not found:
+        # uv says itself where downloads are not allowed (UV_OFFLINE,
+        # UV_PYTHON_DOWNLOADS=never) or the network is out of reach
+        proc = _uv(exe, 'python', 'install', version)
+        if proc.returncode:
+            return None, 'uv python install %s failed: %s' % (
+                version, _last_line(proc.stderr + proc.stdout))
+        found = _uv_find(exe, version)
+        if not found:
+            return None, 'uv python install %s installed none that uv ' \
+                'python find finds' % version
+    probed = probe(found)
+    if not probed:
+        return None, '%s does not run' % found
+    return Runtime(base, UV, probed[1], probed[0]), None
+
+
 def _in_debian(base, suite):
     if not chroot.has(suite, base.python):
         return None, '%s has only %s' % (suite,
@@ -201,6 +274,8 @@ def _try(base, provider):
         return _on_path(base)
     if provider == PYENV:
         return _in_pyenv(base)
+    if provider == UV:
+        return _with_uv(base)
     return _in_debian(base, provider[len(DEBIAN):])
 
 
@@ -209,6 +284,8 @@ def _clause(provider, why):
         return 'on PATH (%s)' % why
     if provider == PYENV:
         return 'in pyenv (%s)' % why
+    if provider == UV:
+        return 'with uv (%s)' % why
     return 'in a Debian %s root (%s)' % (provider[len(DEBIAN):], why)
 
 
@@ -223,19 +300,25 @@ def _missing(base, tried, forced, host_only):
     if len(clauses) > 1:
         clauses[-1] = 'and ' + clauses[-1]
     version = version_of(base.python)
+    python3 = bool(version) and _as_tuple(version) >= (3,)
     hints = []
     if forced:
         hints.append('unset NOVA_FORK_CHROOT to use the host')
     else:
-        hints.append('install it (%sapt-get install %s)' % (
-            'pyenv install %s, ' % version if version else '', base.python))
+        ways = ['pyenv install %s' % version] if version else []
+        if python3 and UV in base.runtime:
+            ways.append('uv python install %s' % version)
+        ways.append('apt-get install %s' % base.python)
+        hints.append('install it (%s)' % ', '.join(ways))
+        more = [UV] if python3 and UV not in base.runtime else []
         if not host_only:
             listed = [p for p in base.runtime if p.startswith(DEBIAN)]
-            more = [s for s in chroot.SUITES
-                    if chroot.has(s, base.python) and DEBIAN + s not in listed]
-            if more:
-                hints.append('add %s%s to its runtime in bases.ini' % (
-                    DEBIAN, more[0]))
+            more += [DEBIAN + s for s in chroot.SUITES
+                     if chroot.has(s, base.python) and
+                     DEBIAN + s not in listed][:1]
+        if more:
+            hints.append('add %s to its runtime in bases.ini' % (
+                ' or '.join(more)))
     return '%s, which series %s runs its tests on, was not found: %s; %s' % (
         base.python, base.series, ', '.join(clauses), ' or '.join(hints))
 

@@ -4,6 +4,7 @@ import ast
 import importlib
 import pathlib
 
+import fixtures
 import testtools
 
 import nova_fork
@@ -92,7 +93,7 @@ class ImportGraphTest(testtools.TestCase):
     def test_no_cycle_between_sub_packages(self):
         # tree, then env, then dist and proof, then debian: each domain
         # builds on those before it (the modules at the top, config,
-        # errors, units, are shared by all)
+        # errors, facts, units, are shared by all)
         packages = {}
         for module, imported in self.graph().items():
             parts = module.split('.')
@@ -105,5 +106,41 @@ class ImportGraphTest(testtools.TestCase):
         self.assertIsNone(find_cycle(packages))
 
     def test_chroot_is_mechanics_only(self):
-        self.assertEqual({'nova_fork.errors'},
+        self.assertEqual({'nova_fork.errors', 'nova_fork.facts'},
                          self.graph()['nova_fork.env.chroot'])
+
+
+LAYERS = ('nova_fork.env', 'nova_fork.tree')
+
+
+def reaches_below(path):
+    """The modules of env/ and tree/ that the module at path imports."""
+    return sorted(m for m in imports_of(path)
+                  if m in LAYERS or m.startswith(tuple(
+                      layer + '.' for layer in LAYERS)))
+
+
+class GroundFloorTest(testtools.TestCase):
+    """config reads bases.ini for every layer and imports none of them."""
+
+    def test_config_imports_nothing_of_env_or_tree(self):
+        config = pathlib.Path(nova_fork.__file__).parent / 'config.py'
+        self.assertEqual([], reaches_below(config))
+
+    def test_facts_import_nothing_of_the_project(self):
+        facts = pathlib.Path(nova_fork.__file__).parent / 'facts.py'
+        self.assertEqual(set(), imports_of(facts))
+
+    def test_the_check_sees_each_form_of_import(self):
+        folder = pathlib.Path(self.useFixture(fixtures.TempDir()).path)
+        for text, found in (
+                ('from nova_fork.env import chroot\n',
+                 ['nova_fork.env.chroot']),
+                ('from nova_fork.tree.index import version_key\n',
+                 ['nova_fork.tree.index']),
+                ('import nova_fork.tree.detect\n', ['nova_fork.tree.detect']),
+                ('from nova_fork import env\n', ['nova_fork.env']),
+                ('from nova_fork import errors\n', [])):
+            path = folder / 'config.py'
+            path.write_text(text)
+            self.assertEqual(found, reaches_below(path), text)

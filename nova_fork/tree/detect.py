@@ -2,8 +2,9 @@
 
 import re
 
+from nova_fork import facts
+
 FAILED_RE = re.compile(r'patch failed: (?P<file>\S+?):(?P<line>\d+)')
-DIFF_RE = re.compile(r'^diff --git a/(\S+) b/(\S+)$')
 HUNK_RE = re.compile(r'^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$')
 
 
@@ -16,7 +17,7 @@ def patch_files(patch_text):
     files = {}
     current = None
     for line in patch_text.splitlines():
-        match = DIFF_RE.match(line)
+        match = facts.DIFF_RE.match(line)
         if match:
             current = files.setdefault(match.group(2), [])
             continue

@@ -15,6 +15,7 @@ import urllib.parse
 import urllib.request
 
 from nova_fork import errors
+from nova_fork import facts
 
 INDEX = 'https://pypi.org/simple'
 ACCEPT = 'application/vnd.pypi.simple.v1+json, text/html;q=0.1'
@@ -113,15 +114,10 @@ def finals(files):
     ['9.1.0', '34.0.0']
     """
     return sorted((v for v in files if all(p.isdigit() for p in v.split('.'))),
-                  key=version_key)
+                  key=facts.version_key)
 
 
 def newest_final(files, major):
     """The newest final release of nova MAJOR among FILES, or None."""
-    same = [v for v in finals(files) if version_key(v)[0] == major]
+    same = [v for v in finals(files) if facts.version_key(v)[0] == major]
     return same[-1] if same else None
-
-
-def version_key(version):
-    """'34.0.0' as (34, 0, 0), for sorting final releases."""
-    return tuple(int(p) for p in version.split('.'))

@@ -13,6 +13,7 @@ import pathlib
 import re
 
 from nova_fork import errors
+from nova_fork import facts
 from nova_fork import progress
 from nova_fork.tree import index
 
@@ -43,7 +44,7 @@ def load(root):
 def save(root, pins):
     """Write PINS, oldest release first, in one rename."""
     text = ''.join('%s  nova-%s.tar.gz\n' % (pins[v], v)
-                   for v in sorted(pins, key=index.version_key))
+                   for v in sorted(pins, key=facts.version_key))
     partial = path(root).with_name('.%s.partial' % FILE)
     partial.write_text(text)
     partial.replace(path(root))

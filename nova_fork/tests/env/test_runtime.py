@@ -177,7 +177,7 @@ class MissingInterpreterTest(RuntimeTestBase):
             'python3.9, which series fake runs its tests on, was not found: '
             'on PATH (none), in pyenv (no 3.9 under %s/versions), and the '
             'base lists no Debian root; install it (pyenv install 3.9, '
-            'apt-get install python3.9) or add debian:bullseye to its '
+            'apt-get install python3.9) or add uv or debian:bullseye to its '
             'runtime in bases.ini' % host.pyenv_root, str(exc))
         self.assertEqual(2, exc.exit_code)
 
@@ -216,6 +216,7 @@ class MissingInterpreterTest(RuntimeTestBase):
         self.assertIn('in a Debian bookworm root (bookworm has only '
                       'python3.11)', str(exc))
         self.assertIn('or add debian:bullseye to its runtime', str(exc))
+        self.assertNotIn('uv', str(exc))
 
     def test_forced_root(self):
         self.useFixture(Host(on_path={'python2.7': '/usr/bin/python2.7'},
@@ -301,7 +302,7 @@ class ConfigRuntimeTest(testtools.TestCase):
                 'runtime = path %s\n' % word))
             self.assertEqual(
                 "bases.ini: series fake: runtime '%s' is not one of path, "
-                "pyenv, debian:bullseye, debian:bookworm, debian:trixie"
+                "pyenv, uv, debian:bullseye, debian:bookworm, debian:trixie"
                 % word, str(exc))
 
     def test_the_projects_bases(self):
