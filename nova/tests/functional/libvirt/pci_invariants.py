@@ -60,11 +60,8 @@ def get_pci_hostdev_addresses(xml):
     list keeps duplicates on purpose.
     """
     root = etree.fromstring(xml)
-    candidates = []
-    if root.tag in ('hostdev', 'interface'):
-        candidates.append(root)
-    candidates.extend(root.iter('hostdev'))
-    candidates.extend(root.iter('interface'))
+    # iter() yields the root too: a device XML is one device, not two
+    candidates = list(root.iter('hostdev')) + list(root.iter('interface'))
 
     addresses = []
     for dev in candidates:
