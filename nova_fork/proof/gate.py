@@ -11,9 +11,11 @@ subunit streams the run added to the tree's stestr repository, not from
 its printed summary.  Every test that failed on the fork is run again on
 the pristine release (only those, by id): one that fails there too is
 upstream's (``shared``), one that does not is ``ours``.  Records are
-cached by the tree's commit, the lock, the step, its tox environment and
-its selection (prove's cache, under build/results/gate/), so a step of a
-tree and lock already run is not run again.
+cached by the tree's content (its commit's git tree), the lock, the step,
+its tox environment and its selection (prove's cache, under
+build/results/gate/), so a step of a tree and lock already run is not run
+again, even when only commit messages changed (the "cherry picked from"
+lines that change down the chain with every change above).
 """
 
 import json
@@ -347,10 +349,14 @@ BUILT = ('*.egg-info/**', 'AUTHORS', 'ChangeLog')
 
 
 def tree_head(tree):
-    """The tree's commit, or None when its tracked files differ from it.
+    """The git tree of the tree's commit, or None when its tracked files
+    differ from it.
 
-    The records of a tree with changes would not be its commit's: such a
-    run is not cached.  The files a develop install writes (the sdist's
+    What a suite runs is the files, not the commit's message: a backport
+    whose "(cherry picked from commit X)" lines changed, as they do down
+    the chain whenever a line above changes, keeps its records.  The
+    records of a tree with changes would not be its commit's: such a run
+    is not cached.  The files a develop install writes (the sdist's
     nova.egg-info, pbr's AUTHORS and ChangeLog) are not changes.
     """
     changed = gitutils.git(
@@ -358,7 +364,7 @@ def tree_head(tree):
         *[':(exclude,glob)**/%s' % name for name in BUILT]).stdout.strip()
     if changed:
         return None
-    return gitutils.git(tree, 'rev-parse', 'HEAD').stdout.strip()
+    return gitutils.git(tree, 'rev-parse', 'HEAD^{tree}').stdout.strip()
 
 
 class Tree(object):

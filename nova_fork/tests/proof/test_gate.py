@@ -171,7 +171,7 @@ class CacheKeyTest(testtools.TestCase):
     def test_a_tree_with_changes_is_not_cached(self):
         root = self.useFixture(fixtures.TempDir()).path
         tree = make_tree(root, 'rocky')
-        head = fakes.git(tree, 'rev-parse', 'HEAD').strip()
+        head = fakes.git(tree, 'rev-parse', 'HEAD^{tree}').strip()
         self.assertEqual(head, gate.tree_head(tree))
         # untracked files (.tox, .stestr) are not changes
         add_run(tree, {'a.b': 'success'})
@@ -182,12 +182,24 @@ class CacheKeyTest(testtools.TestCase):
             (tree / name).write_text('sdist\n')
             fakes.git(tree, 'add', name)
         fakes.git(tree, 'commit', '-qm', 'sdist')
-        head = fakes.git(tree, 'rev-parse', 'HEAD').strip()
+        head = fakes.git(tree, 'rev-parse', 'HEAD^{tree}').strip()
         (tree / 'nova.egg-info' / 'PKG-INFO').write_text('develop\n')
         (tree / 'AUTHORS').write_text('develop\n')
         self.assertEqual(head, gate.tree_head(tree))
         (tree / 'tox.ini').write_text('[tox]\n')
         self.assertIsNone(gate.tree_head(tree))
+
+    def test_a_new_message_keeps_the_records(self):
+        # a backport whose "(cherry picked from commit X)" line changed
+        root = self.useFixture(fixtures.TempDir()).path
+        tree = make_tree(root, 'rocky')
+        head = gate.tree_head(tree)
+        fakes.git(tree, 'commit', '-q', '--amend', '-m',
+                  'Fix\n\n(cherry picked from commit %s)' % ('a' * 40))
+        self.assertEqual(head, gate.tree_head(tree))
+        (tree / 'tox.ini').write_text('[tox]\n')
+        fakes.git(tree, 'commit', '-qam', 'tox')
+        self.assertNotEqual(head, gate.tree_head(tree))
 
 
 class GateTest(testtools.TestCase):
