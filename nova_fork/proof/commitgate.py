@@ -8,8 +8,10 @@ series' scratch clone, this runs:
 * ``pep8``: flake8 with the tree's configuration (hacking and nova's local
   checks) over the Python files the commit touches;
 * ``unit``: the unit test modules the commit touches, and those of the
-  modules it changes (``nova/X/Y.py`` is tested by
-  ``nova/tests/unit/X/test_Y.py``);
+  packages whose modules it changes: for ``nova/X/Y.py`` every
+  ``nova/tests/unit/X/test_*.py``, as nova does not name its tests after
+  one module (``nova/compute/manager.py`` is tested by
+  ``test_compute_mgr.py`` and ``test_compute.py`` both);
 * ``reproducer``: the functional test modules the series adds, at every
   commit: they pass before the fixes (asserting the bug) and after them
   (asserting the fixed behaviour).
@@ -53,12 +55,22 @@ def unit_modules(tree, files):
 
     >>> import pathlib, tempfile
     >>> tree = pathlib.Path(tempfile.mkdtemp())
-    >>> test = tree / 'nova/tests/unit/pci/test_manager.py'
-    >>> test.parent.mkdir(parents=True)
-    >>> _ = test.write_text('')
-    >>> unit_modules(tree, ['nova/pci/manager.py', 'nova/pci/stats.py',
+    >>> unit = tree / 'nova/tests/unit'
+    >>> for name in ('pci/test_manager.py', 'pci/test_stats.py',
+    ...              'pci/fakes.py', 'compute/test_compute.py',
+    ...              'compute/test_compute_mgr.py',
+    ...              'compute/monitors/test_monitors.py'):
+    ...     (unit / name).parent.mkdir(parents=True, exist_ok=True)
+    ...     _ = (unit / name).write_text('')
+    >>> unit_modules(tree, ['nova/pci/manager.py',
     ...                     'releasenotes/notes/a.yaml'])
-    ['nova.tests.unit.pci.test_manager']
+    ['nova.tests.unit.pci.test_manager', 'nova.tests.unit.pci.test_stats']
+    >>> unit_modules(tree, ['nova/compute/manager.py',
+    ...                     'nova/tests/unit/pci/test_stats.py'])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['nova.tests.unit.compute.test_compute',
+     'nova.tests.unit.compute.test_compute_mgr',
+     'nova.tests.unit.pci.test_stats']
     """
     found = set()
     for path in files:
@@ -70,11 +82,9 @@ def unit_modules(tree, files):
             continue
         if path.startswith('nova/tests/'):
             continue
-        parts = pathlib.PurePath(path[len('nova/'):])
-        test = pathlib.PurePath(UNIT_ROOT, parts.parent,
-                                'test_%s' % parts.name)
-        if (tree / test).is_file():
-            found.add(module_name(str(test)))
+        package = pathlib.PurePath(path[len('nova/'):]).parent
+        for test in sorted((tree / UNIT_ROOT / package).glob('test_*.py')):
+            found.add(module_name(test.relative_to(tree).as_posix()))
     return sorted(found)
 
 
