@@ -272,10 +272,13 @@ class Prepared:
         return toxini.unit_env(self.text, self.version)
 
 
-def prepare(base, pristine=False):
-    """Prepared: what running tox in the line's tree needs."""
+def prepare(base, pristine=False, release=False):
+    """Prepared: what running tox in the line's tree needs.
+
+    release: in the release's own tree (build.build's release).
+    """
     name, folder, version = python_of(base)
-    tree = build.build(base, pristine=pristine)
+    tree = build.build(base, pristine=pristine, release=release)
     text = toxini.read(tree)
     reasons = toxini.tox3_reasons(text)
     lock = pathlib.Path(base.lock).resolve()

@@ -9,8 +9,10 @@ Each step's result is a record (a dict, JSON in the cache): its exit
 code, time and load, and for the suites the tests it ran, read from the
 subunit streams the run added to the tree's stestr repository, not from
 its printed summary.  Every test that failed on the fork is run again on
-the pristine release (only those, by id): one that fails there too is
-upstream's (``shared``), one that does not is ``ours``.  Records are
+the release as upstream ships it (build/LINE-release, only those, by
+id): one that fails there too is upstream's (``shared``), one that does
+not, or that the release does not have (a test the fork adds), is
+``ours``.  Records are
 cached by the tree's content (its commit's git tree), the lock, the step,
 its tox environment and its selection (prove's cache, under
 build/results/gate/), so a step of a tree and lock already run is not run
@@ -265,6 +267,30 @@ def classify(failed, pristine_statuses):
             [t for t in failed if t not in failing])
 
 
+def method_of(test_id):
+    """The test method's name in a test id.
+
+    >>> method_of('nova.tests.unit.test_a.ATestCase.test_b(scenario)')
+    'test_b'
+    """
+    return test_id.split('(', 1)[0].rsplit('.', 1)[-1]
+
+
+def upstream_tests(tree, ids):
+    """The ids whose test method the release itself defines.
+
+    The tree's first commit is the release's import.  A test the fork
+    adds is not there: its failure is ours, whatever the release's code
+    does with it.
+    """
+    release = gitutils.git(tree, 'rev-list', '--max-parents=0',
+                           'HEAD').stdout.split()[0]
+    return [i for i in ids if subprocess.run(
+        ['git', '-C', str(tree), 'grep', '-q', '-F',
+         'def %s(' % method_of(i), release, '--', 'nova/tests'],
+        stdout=subprocess.DEVNULL).returncode == 0]
+
+
 def has_results(record):
     """True when the step measured something a later run would repeat.
 
@@ -467,16 +493,22 @@ def step_record(tree, step, selection=None, ids=None, commit=None):
 
 
 def tell(fork, record, pristine_tree):
-    """Run the record's failed tests on the pristine release; classify.
+    """Run the record's failed tests on the release; classify.
 
-    pristine_tree: a function that gives the pristine Tree (built on
+    pristine_tree: a function that gives the release's Tree (built on
     first use).  The record gets ``shared`` and ``ours`` (None when the
-    pristine run gave no results) and is cached again.
+    release's run gave no results) and is cached again.  Only the tests
+    the release has run there; the others are ours.
     """
     if not record.get('failed') or record.get('shared') is not None:
         return record
-    pristine, _ = step_record(pristine_tree(), record['step'],
-                              ids=record['failed'], commit=record['commit'])
+    ids = upstream_tests(fork.prepared.tree, record['failed'])
+    if not ids:
+        record['shared'], record['ours'] = [], list(record['failed'])
+        fork.store(record)
+        return record
+    pristine, _ = step_record(pristine_tree(), record['step'], ids=ids,
+                              commit=record['commit'])
     if pristine.get('tests', {}).get('run'):
         record['shared'], record['ours'] = classify(
             record['failed'], pristine['statuses'])
@@ -499,7 +531,8 @@ def gate(base, steps, selections=None, pristine=False, commit=None):
 
     def pristine_tree():
         if not other:
-            other.append(Tree(base, novatox.prepare(base, True), True))
+            other.append(Tree(base, novatox.prepare(base, True, True),
+                              True))
         return other[0]
 
     done = []

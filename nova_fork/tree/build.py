@@ -23,7 +23,9 @@ THREE_WAY = 'nova-fork-3way'
 IMPORTS = 'imports'
 
 
-def tree_name(label, pristine=False, without=None):
+def tree_name(label, pristine=False, without=None, release=False):
+    if release:
+        return '%s-release' % label
     if pristine:
         return '%s-pristine' % label
     if without:
@@ -301,8 +303,11 @@ def _alive(pid):
     return True
 
 
-def build(base, pristine=False, without=None):
+def build(base, pristine=False, without=None, release=False):
     """Build (or reuse) a tree and return its path.
+
+    release: the release as upstream ships it, with none of the fork's
+    commits, not even its tests (build/LINE-release).
 
     The tree is made in a temporary folder beside its final place and
     renamed into place only when complete, so an interrupted build never
@@ -311,10 +316,14 @@ def build(base, pristine=False, without=None):
     sdist = fetch.fetch(base.root, base.nova, base.sha256)
     step = progress.Step()
     lacking = lacking_units(base, sdist)
-    chosen = select(base, lacking, pristine, without)
-    tests_only = tests_kept(base, lacking, chosen)
-    commits = [c for c in base.commits() if c in chosen or c in tests_only]
-    name = tree_name(base.label, pristine, without)
+    if release:
+        chosen = tests_only = commits = []
+    else:
+        chosen = select(base, lacking, pristine, without)
+        tests_only = tests_kept(base, lacking, chosen)
+        commits = [c for c in base.commits()
+                   if c in chosen or c in tests_only]
+    name = tree_name(base.label, pristine, without, release)
     dest = build_dir(base.root) / name
     want = digest(base, commits, tests_only)
     stamp = dest / '.git' / STAMP

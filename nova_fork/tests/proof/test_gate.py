@@ -25,6 +25,10 @@ passenv =
 '''
 
 
+# the test methods the fake release defines
+UPSTREAM = ('test_ok', 'test_upstream', 'test_ours', 'test_skip')
+
+
 def stream(statuses):
     """A subunit v2 stream in which each test ends with its status."""
     out = io.BytesIO()
@@ -50,6 +54,12 @@ def make_tree(root, name, text=ROCKY):
     tree.mkdir()
     (tree / 'tox.ini').write_text(text)
     (tree / 'name').write_text(name)
+    # the release's own tests (the first commit is the release's import)
+    tests = tree / 'nova' / 'tests'
+    tests.mkdir(parents=True)
+    (tests / 'test_u.py').write_text(''.join(
+        '    def %s(self):\n        pass\n' % method
+        for method in UPSTREAM))
     fakes.git(tree, 'init', '-q')
     fakes.git(tree, 'add', '-A')
     fakes.git(tree, 'commit', '-qm', name)
@@ -229,6 +239,8 @@ class GateTest(testtools.TestCase):
         self.trees = {name: make_tree(work, name)
                       for name in ('fork', 'pristine')}
         self.calls = []
+        # the ids of each run with a --load-list
+        self.loaded = []
         self.useFixture(fixtures.MockPatchObject(
             novatox, 'prepare', side_effect=self.fake_prepare))
         self.useFixture(fixtures.MockPatchObject(
@@ -236,8 +248,8 @@ class GateTest(testtools.TestCase):
         self.useFixture(fixtures.MockPatch('sys.stdout',
                                            new_callable=io.StringIO))
 
-    def fake_prepare(self, base, pristine=False):
-        tree = self.trees['pristine' if pristine else 'fork']
+    def fake_prepare(self, base, pristine=False, release=False):
+        tree = self.trees['pristine' if pristine or release else 'fork']
         return novatox.Prepared(tree, [], 'tox', ['whitelist_externals'],
                                 (2, 7), ROCKY)
 
@@ -249,6 +261,7 @@ class GateTest(testtools.TestCase):
         if '--load-list' in args:
             ids = pathlib.Path(args[args.index('--load-list') + 1])
             wanted = ids.read_text().split()
+            self.loaded.append(wanted)
             statuses = {i: s for i, s in statuses.items() if i in wanted}
         add_run(prepared.tree, statuses)
         failed = any(s == 'fail' for s in statuses.values())
@@ -306,6 +319,27 @@ class GateTest(testtools.TestCase):
                          (record['shared'], record['ours']))
         self.assertFalse(gate.failed(record))
         self.assertEqual('ok (1 shared)', gate.result(record))
+
+    def test_a_test_the_fork_adds_is_ours(self):
+        # It fails on the release's tree too (the fork's tests fail
+        # there): not run there, and ours all the same.
+        self.RESULTS = {
+            'fork': {'py27': {'u.T.test_upstream': 'fail',
+                              'u.T.test_added': 'fail'}},
+            'pristine': {'py27': {'u.T.test_upstream': 'fail',
+                                  'u.T.test_added': 'fail'}}}
+        (record, _), = gate.gate(self.base, ['unit'])
+        self.assertEqual((['u.T.test_upstream'], ['u.T.test_added']),
+                         (record['shared'], record['ours']))
+        self.assertEqual('FAILED (1 ours)', gate.result(record))
+        self.assertEqual([['u.T.test_upstream']], self.loaded)
+
+    def test_only_added_tests_failed(self):
+        self.RESULTS = {'fork': {'py27': {'u.T.test_added': 'fail'}}}
+        (record, _), = gate.gate(self.base, ['unit'])
+        self.assertEqual(([], ['u.T.test_added']),
+                         (record['shared'], record['ours']))
+        self.assertEqual(['fork'], [name for name, _ in self.calls])
 
     def test_a_pristine_run_is_not_told(self):
         gate.gate(self.base, ['functional'], pristine=True)

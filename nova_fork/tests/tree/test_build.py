@@ -45,6 +45,11 @@ class BuildTest(testtools.TestCase):
         self.assertNotIn('_ref',
                          (tree / 'nova/compute/claims.py').read_text())
 
+    def test_release_has_none_of_the_fork(self):
+        tree = build.build(self.base, release=True)
+        self.assertEqual('fake-release', tree.name)
+        self.assertEqual('Import nova 1.0.0', self.log(tree))
+
     def test_without(self):
         tree = build.build(self.base, without='claim-abort')
         self.assertEqual('fake-without-claim-abort', tree.name)
