@@ -491,10 +491,10 @@ def step_record(tree, step, selection=None, ids=None, commit=None):
     return record, False
 
 
-def tell(fork, record, pristine_tree):
+def tell(fork, record, release_tree):
     """Run the record's failed tests on the release; classify.
 
-    pristine_tree: a function that gives the release's Tree (built on
+    release_tree: a function that gives the release's Tree (built on
     first use).  The record gets ``shared`` and ``ours`` (None when the
     release's run gave no results) and is cached again.  Only the tests
     the release has run there; the others are ours.
@@ -502,18 +502,18 @@ def tell(fork, record, pristine_tree):
     if not record.get('failed') or record.get('shared') is not None:
         return record
     ids = upstream_tests(fork.prepared.tree, record['failed'])
-    if not ids:
-        record['shared'], record['ours'] = [], list(record['failed'])
-        fork.store(record)
-        return record
-    pristine, _ = step_record(pristine_tree(), record['step'], ids=ids,
-                              commit=record['commit'])
-    if pristine.get('tests', {}).get('run'):
-        record['shared'], record['ours'] = classify(
-            record['failed'], pristine['statuses'])
-    else:
+    statuses = {}
+    if ids:
+        release, _ = step_record(release_tree(), record['step'], ids=ids,
+                                 commit=record['commit'])
+        record['pristine_exit'] = release['exit']
+        ran = release.get('tests', {}).get('run')
+        statuses = release['statuses'] if ran else None
+    if statuses is None:
         record['shared'] = record['ours'] = None
-    record['pristine_exit'] = pristine['exit']
+    else:
+        record['shared'], record['ours'] = classify(record['failed'],
+                                                    statuses)
     fork.store(record)
     return record
 
@@ -528,9 +528,9 @@ def gate(base, steps, selections=None, pristine=False, commit=None):
     tree = Tree(base, novatox.prepare(base, pristine), pristine)
     other = []
 
-    def pristine_tree():
+    def release_tree():
         if not other:
-            other.append(Tree(base, novatox.prepare(base, True, True),
+            other.append(Tree(base, novatox.prepare(base, release=True),
                               True))
         return other[0]
 
@@ -539,7 +539,7 @@ def gate(base, steps, selections=None, pristine=False, commit=None):
         record, cached = step_record(tree, step, selections.get(step),
                                      commit=commit)
         if not pristine and step in SUITES:
-            record = tell(tree, record, pristine_tree)
+            record = tell(tree, record, release_tree)
         done.append((record, cached))
     return done
 
